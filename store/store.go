@@ -1,0 +1,231 @@
+// Package store is the bench-facing face of a datastore: the Store and
+// Session interfaces every adapter implements, the typed Config they are
+// opened with, and the registry that lists them by name.
+//
+// Each adapter lives in its own folder under store/ (embedded, memory,
+// remote "allot", postgres, mysql, redis, tarantool, naive) with its SQL or
+// Lua beside it, and registers itself from an init function. Adapters hold
+// no metrics code: the bench measures around them.
+//
+// Every adapter implements capture with the allocation rule of the domain:
+// warehouses of the group in ascending byte order of their id, taking
+// min(count, remaining) from each, all or nothing.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"allot/inventory"
+)
+
+// Store is one datastore holding the inventory.
+//
+// Concurrency: Load, Rows and Close are called by one goroutine, never at
+// the same time as a Session's operations. Session may be called from many
+// goroutines; each Session is then used by one goroutine only.
+//
+// Errors: a business outcome (insufficient stock, unknown row, invalid
+// input) is a Result, never an error. An error means the operation failed
+// and its effect is unknown (a lost connection, a server gone).
+type Store interface {
+	// Load replaces whatever the store holds with rows, as fast as the
+	// datastore allows (bulk insert, pipelining).
+	Load(ctx context.Context, rows []inventory.Row) error
+	// Session opens one worker's connection.
+	Session(ctx context.Context) (Session, error)
+	// Rows reads back every row, in any order, for the checker.
+	Rows(ctx context.Context) ([]inventory.Row, error)
+	// Close releases the store's resources; for an embedded engine it makes
+	// every acknowledged op durable first.
+	Close() error
+}
+
+// Session is one worker's handle on a Store. It is used by one goroutine.
+type Session interface {
+	// Capture takes n units of group g. On CodeOK the Result's Lines hold
+	// the allocation in warehouse order; lines is a buffer the session may
+	// use for it.
+	Capture(ctx context.Context, g inventory.GroupKey, n int64, lines []inventory.Line) (inventory.Result, error)
+	// Release adds n units back to row k; on CodeOK Result.Count is the
+	// row's new count.
+	Release(ctx context.Context, k inventory.RowKey, n int64) (inventory.Result, error)
+	Close() error
+}
+
+// Retrier is an optional Session capability: a session that retried
+// transactions because of deadlocks or serialization failures (not stock)
+// reports how many times. The bench counts these apart from stock retries.
+type Retrier interface {
+	// ConflictRetries returns the number of conflict retries so far.
+	ConflictRetries() int64
+}
+
+// Describer is an optional Store capability: a line saying what server,
+// version and settings the store runs on, for the results.
+type Describer interface {
+	Describe(ctx context.Context) (string, error)
+}
+
+// Durability is how much an acknowledged op survives. See DESIGN.md for
+// what each mode means in each datastore.
+type Durability string
+
+const (
+	// DurabilityFsync survives power loss: acknowledged ops were fdatasync'd.
+	DurabilityFsync Durability = "fsync"
+	// DurabilityWrite survives a process crash: acknowledged ops were written
+	// to the operating system.
+	DurabilityWrite Durability = "write"
+	// DurabilityNone survives nothing.
+	DurabilityNone Durability = "none"
+)
+
+// ParseDurability parses a mode name.
+func ParseDurability(s string) (Durability, error) {
+	switch d := Durability(s); d {
+	case DurabilityFsync, DurabilityWrite, DurabilityNone:
+		return d, nil
+	}
+	return "", fmt.Errorf("store: unknown durability %q (want fsync, write or none)", s)
+}
+
+// Config is what a store is opened with. Each adapter reads the fields it
+// needs and ignores the others.
+type Config struct {
+	// Durability is the mode the store should run in (default fsync).
+	Durability Durability
+	// DataDir is where an embedded store keeps its data; empty means a
+	// fresh temporary directory removed on Close.
+	DataDir string
+	// Addr is the server to connect to (host:port), empty for the adapter's
+	// default.
+	Addr string
+	// Workers is how many sessions the bench will open: pools are sized to it.
+	Workers int
+	// Pipeline is how many ops a session may keep in flight, where the
+	// adapter supports it (1 = one at a time).
+	Pipeline int
+	// Timeout bounds connecting and loading (default 30s).
+	Timeout time.Duration
+}
+
+// Validate fills defaults and checks the fields.
+func (c *Config) Validate() error {
+	if c.Durability == "" {
+		c.Durability = DurabilityFsync
+	}
+	if _, err := ParseDurability(string(c.Durability)); err != nil {
+		return err
+	}
+	if c.Workers == 0 {
+		c.Workers = 1
+	}
+	if c.Workers < 0 {
+		return fmt.Errorf("store: workers must be positive, got %d", c.Workers)
+	}
+	if c.Pipeline == 0 {
+		c.Pipeline = 1
+	}
+	if c.Pipeline < 0 {
+		return fmt.Errorf("store: pipeline must be positive, got %d", c.Pipeline)
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 30 * time.Second
+	}
+	return nil
+}
+
+// Opener opens a store.
+type Opener func(ctx context.Context, cfg Config) (Store, error)
+
+// Registration is one entry of the registry.
+type Registration struct {
+	Name  string
+	About string // one line for --help
+	Open  Opener
+	// Server names the peer server the store needs (for example
+	// "postgres"), empty for an in-process store.
+	Server string
+}
+
+// ErrUnknown is returned by Open for a name nobody registered.
+var ErrUnknown = errors.New("store: unknown store")
+
+// ErrServerDown wraps the error of a store whose server cannot be reached.
+var ErrServerDown = errors.New("store: server is not reachable")
+
+var (
+	registryMu sync.Mutex
+	registry   = map[string]Registration{}
+)
+
+// Register adds a store to the registry. It panics on a duplicate name: two
+// adapters claiming one name is a programming error.
+func Register(r Registration) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[r.Name]; dup {
+		panic("store: " + r.Name + " registered twice")
+	}
+	registry[r.Name] = r
+}
+
+// Lookup returns the registration for name.
+func Lookup(name string) (Registration, error) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	r, ok := registry[name]
+	if !ok {
+		names := make([]string, 0, len(registry))
+		for n := range registry {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return Registration{}, fmt.Errorf("%w %q (known: %v)", ErrUnknown, name, names)
+	}
+	return r, nil
+}
+
+// Open validates cfg and opens the store registered as name.
+func Open(ctx context.Context, name string, cfg Config) (Store, error) {
+	r, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return r.Open(ctx, cfg)
+}
+
+// Registered returns every registration, sorted by name.
+func Registered() []Registration {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	out := make([]Registration, 0, len(registry))
+	for _, r := range registry {
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b Registration) int {
+		if a.Name < b.Name {
+			return -1
+		}
+		if a.Name > b.Name {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// ErrDurabilityMismatch wraps the error of a store whose server runs in a
+// different durability mode than asked, and cannot change it at runtime
+// (Tarantool's wal_mode). The bench may restart a server it started in the
+// right mode and open the store again.
+var ErrDurabilityMismatch = errors.New("store: server runs in another durability mode")
