@@ -1,0 +1,299 @@
+package redis
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"allot/inventory"
+	"allot/store"
+)
+
+// AddrDefault is where the project's own Redis listens (services.RedisAddr).
+const AddrDefault = "127.0.0.1:16379"
+
+// Bounds on the work of one request to the server.
+const (
+	// loadChunkRows is how many rows one pipelined round trip of Load sends.
+	loadChunkRows = 1000
+	// scanCount is the COUNT hint of each SCAN step of Rows and Load.
+	scanCount = 1000
+	// poolExtra is how many connections the pool keeps beyond one per
+	// worker: Load, Rows and Describe use one.
+	poolExtra = 2
+)
+
+var (
+	//go:embed capture.lua
+	captureSource string
+	//go:embed release.lua
+	releaseSource string
+)
+
+func init() {
+	store.Register(store.Registration{
+		Name:   "redis",
+		About:  "Redis 7: rows in hashes, a sorted-set index per group, capture and release as Lua scripts",
+		Open:   Open,
+		Server: "redis",
+	})
+}
+
+// Store is a Redis server holding the inventory. It owns one go-redis
+// client whose pool has a connection per worker; each Session pins one.
+type Store struct {
+	client  *goredis.Client
+	capture *goredis.Script
+	release *goredis.Script
+	cfg     store.Config
+}
+
+var (
+	_ store.Store     = (*Store)(nil)
+	_ store.Describer = (*Store)(nil)
+)
+
+// Open connects to the server at cfg.Addr (AddrDefault if empty), sets its
+// durability per cfg.Durability, and loads the scripts.
+func Open(ctx context.Context, cfg store.Config) (store.Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Addr == "" {
+		cfg.Addr = AddrDefault
+	}
+	client := goredis.NewClient(&goredis.Options{
+		Addr:         cfg.Addr,
+		PoolSize:     cfg.Workers + poolExtra,
+		DialTimeout:  cfg.Timeout,
+		ReadTimeout:  cfg.Timeout,
+		WriteTimeout: cfg.Timeout,
+		// Pinned session connections are held for the whole run; a caller
+		// beyond the pool waits this long before failing.
+		PoolTimeout: cfg.Timeout,
+	})
+	s := &Store{
+		client:  client,
+		capture: goredis.NewScript(captureSource),
+		release: goredis.NewScript(releaseSource),
+		cfg:     cfg,
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	if err := client.Ping(ctx).Err(); err != nil {
+		client.Close()
+		return nil, fmt.Errorf("redis: %w: %s: %v", store.ErrServerDown, cfg.Addr, err)
+	}
+	if err := s.setDurability(ctx); err != nil {
+		client.Close()
+		return nil, err
+	}
+	// Loading the scripts once here means sessions call them by SHA from
+	// the first op; Script.Run still falls back to EVAL (which caches the
+	// script again) if the server answers NOSCRIPT after a restart.
+	for _, sc := range []*goredis.Script{s.capture, s.release} {
+		if err := sc.Load(ctx, client).Err(); err != nil {
+			client.Close()
+			return nil, fmt.Errorf("redis: loading a script: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// setDurability maps the mode onto Redis's append-only file as DESIGN.md's
+// table says, then waits for the AOF rewrite that turning it on starts, so
+// that the bench does not measure it.
+func (s *Store) setDurability(ctx context.Context) error {
+	var settings [][2]string
+	switch s.cfg.Durability {
+	case store.DurabilityFsync:
+		settings = [][2]string{{"appendfsync", "always"}, {"appendonly", "yes"}}
+	case store.DurabilityWrite:
+		settings = [][2]string{{"appendfsync", "no"}, {"appendonly", "yes"}}
+	case store.DurabilityNone:
+		settings = [][2]string{{"appendonly", "no"}}
+	default:
+		return fmt.Errorf("redis: unknown durability %q", s.cfg.Durability)
+	}
+	for _, kv := range settings {
+		if err := s.client.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
+			return fmt.Errorf("redis: CONFIG SET %s %s: %w", kv[0], kv[1], err)
+		}
+	}
+	return s.waitRewrite(ctx)
+}
+
+// waitRewrite polls INFO persistence until no AOF rewrite is running.
+func (s *Store) waitRewrite(ctx context.Context) error {
+	for {
+		info, err := s.client.Info(ctx, "persistence").Result()
+		if err != nil {
+			return fmt.Errorf("redis: INFO persistence: %w", err)
+		}
+		if infoField(info, "aof_rewrite_in_progress") != "1" && infoField(info, "aof_rewrite_scheduled") != "1" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("redis: waiting for the AOF rewrite to finish: %w", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// infoField returns the value of name in an INFO reply, "" if absent.
+func infoField(info, name string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// Load replaces the inventory with rows. It deletes only the adapter's own
+// keys (SCAN + UNLINK over "allot:*") rather than FLUSHDB, so it cannot
+// destroy anything else on the server; then it writes the rows in
+// pipelined chunks.
+func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
+	for i := range rows {
+		op := inventory.Stock(rows[i].Key, rows[i].Count, rows[i].Price)
+		if d := op.Check(); d != "" {
+			return fmt.Errorf("redis: load: row %v: %s", rows[i].Key, d)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	if err := s.clear(ctx); err != nil {
+		return err
+	}
+	for start := 0; start < len(rows); start += loadChunkRows {
+		chunk := rows[start:min(start+loadChunkRows, len(rows))]
+		pipe := s.client.Pipeline()
+		for i := range chunk {
+			r := &chunk[i]
+			pipe.HSet(ctx, rowKey(r.Key), fieldCount, r.Count, fieldPrice, r.Price)
+			pipe.ZAdd(ctx, groupKey(r.Key.Group()), goredis.Z{Score: 0, Member: r.Key.Warehouse})
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return fmt.Errorf("redis: load: rows %d..%d: %w", start, start+len(chunk)-1, err)
+		}
+	}
+	return nil
+}
+
+// clear removes every key of the adapter.
+func (s *Store) clear(ctx context.Context) error {
+	var cursor uint64
+	for {
+		keys, next, err := s.client.Scan(ctx, cursor, keyPrefix+"*", scanCount).Result()
+		if err != nil {
+			return fmt.Errorf("redis: clearing old keys: %w", err)
+		}
+		if len(keys) > 0 {
+			if err := s.client.Unlink(ctx, keys...).Err(); err != nil {
+				return fmt.Errorf("redis: clearing old keys: %w", err)
+			}
+		}
+		if next == 0 {
+			return nil
+		}
+		cursor = next
+	}
+}
+
+// Rows reads every row back by scanning the row keys and reading each
+// batch's hashes in one pipeline.
+func (s *Store) Rows(ctx context.Context) ([]inventory.Row, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	var out []inventory.Row
+	var cursor uint64
+	for {
+		keys, next, err := s.client.Scan(ctx, cursor, rowPrefix+"*", scanCount).Result()
+		if err != nil {
+			return nil, fmt.Errorf("redis: rows: %w", err)
+		}
+		if len(keys) > 0 {
+			pipe := s.client.Pipeline()
+			cmds := make([]*goredis.SliceCmd, len(keys))
+			for i, key := range keys {
+				cmds[i] = pipe.HMGet(ctx, key, fieldCount, fieldPrice)
+			}
+			if _, err := pipe.Exec(ctx); err != nil {
+				return nil, fmt.Errorf("redis: rows: %w", err)
+			}
+			for i, key := range keys {
+				row, err := decodeRow(key, cmds[i].Val())
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, row)
+			}
+		}
+		if next == 0 {
+			return out, nil
+		}
+		cursor = next
+	}
+}
+
+// decodeRow builds a row from its key and its HMGET c p reply.
+func decodeRow(key string, vals []any) (inventory.Row, error) {
+	k, ok := parseRowKey(key)
+	if !ok {
+		return inventory.Row{}, fmt.Errorf("redis: rows: key %q is not a row key", key)
+	}
+	row := inventory.Row{Key: k}
+	for i, dst := range []*int64{&row.Count, &row.Price} {
+		str, ok := vals[i].(string)
+		if !ok {
+			return inventory.Row{}, fmt.Errorf("redis: rows: row %v has no field %s", k, []string{fieldCount, fieldPrice}[i])
+		}
+		v, err := strconv.ParseInt(str, 10, 64)
+		if err != nil {
+			return inventory.Row{}, fmt.Errorf("redis: rows: row %v: %w", k, err)
+		}
+		*dst = v
+	}
+	return row, nil
+}
+
+// Session pins one connection of the pool for a worker.
+func (s *Store) Session(ctx context.Context) (store.Session, error) {
+	conn := s.client.Conn()
+	if err := conn.Ping(ctx).Err(); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("redis: %w: %s: %v", store.ErrServerDown, s.cfg.Addr, err)
+	}
+	return &session{conn: conn, store: s}, nil
+}
+
+// Describe names the server version and the persistence settings read back
+// from the server.
+func (s *Store) Describe(ctx context.Context) (string, error) {
+	info, err := s.client.Info(ctx, "server").Result()
+	if err != nil {
+		return "", fmt.Errorf("redis: INFO server: %w", err)
+	}
+	conf, err := s.client.ConfigGet(ctx, "append*").Result()
+	if err != nil {
+		return "", fmt.Errorf("redis: CONFIG GET: %w", err)
+	}
+	return fmt.Sprintf("redis %s, appendonly %s, appendfsync %s",
+		infoField(info, "redis_version"), conf["appendonly"], conf["appendfsync"]), nil
+}
+
+// Close closes the client and every connection of its pool.
+func (s *Store) Close() error {
+	if err := s.client.Close(); err != nil && !errors.Is(err, goredis.ErrClosed) {
+		return fmt.Errorf("redis: close: %w", err)
+	}
+	return nil
+}
