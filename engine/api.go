@@ -1,0 +1,66 @@
+package engine
+
+import (
+	"allot/inventory"
+)
+
+// Request is one op submitted to the pipeline. A Request is reusable: after
+// Wait returns, the caller may set Op again and Submit it again. It must not
+// be submitted twice at once.
+type Request struct {
+	Op inventory.Op
+	// Lines is the buffer for a capture's allocation; Result.Lines aliases
+	// it (grown if needed). Keep it between uses to avoid allocations.
+	Lines []inventory.Line
+	// Result and Err are valid after Wait returns. Err is an operational
+	// failure (the engine is closed, the journal failed); Result holds the
+	// op's outcome otherwise.
+	Result inventory.Result
+	Err    error
+
+	done chan struct{}
+	fn   func(*inventory.State) // a read run on the writer goroutine
+}
+
+// NewRequest returns a request ready to Submit.
+func NewRequest() *Request {
+	return &Request{done: make(chan struct{}, 1)}
+}
+
+// Wait blocks until the request's outcome is as durable as the engine's
+// mode promises, and returns its error.
+func (r *Request) Wait() error {
+	<-r.done
+	return r.Err
+}
+
+// Capture takes n units of group g. See inventory.State for the rule.
+func (e *Engine) Capture(g inventory.GroupKey, n int64, lines []inventory.Line) (inventory.Result, error) {
+	return e.do(inventory.Capture(g, n), lines)
+}
+
+// Release adds n units back to row k.
+func (e *Engine) Release(k inventory.RowKey, n int64) (inventory.Result, error) {
+	return e.do(inventory.Release(k, n), nil)
+}
+
+// Stock sets row k to count and price, creating it if needed.
+func (e *Engine) Stock(k inventory.RowKey, count, price int64) (inventory.Result, error) {
+	return e.do(inventory.Stock(k, count, price), nil)
+}
+
+// Get reads row k: CodeOK with Count and Price, or CodeNotFound.
+func (e *Engine) Get(k inventory.RowKey) (inventory.Result, error) {
+	return e.do(inventory.Get(k), nil)
+}
+
+// Available reads the total of group g (Result.Count), 0 for an unknown one.
+func (e *Engine) Available(g inventory.GroupKey) (inventory.Result, error) {
+	return e.do(inventory.Available(g), nil)
+}
+
+// Do submits op and waits for its outcome. lines is the buffer for a
+// capture's allocation.
+func (e *Engine) Do(op inventory.Op, lines []inventory.Line) (inventory.Result, error) {
+	return e.do(op, lines)
+}

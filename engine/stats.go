@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// BatchSizeBounds are the upper bounds (inclusive) of the batch size
+// histogram's buckets; a last bucket counts everything larger.
+var BatchSizeBounds = [...]int64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192}
+
+// SyncLatencyBounds are the upper bounds of the fdatasync latency
+// histogram's buckets.
+var SyncLatencyBounds = [...]time.Duration{
+	50 * time.Microsecond, 100 * time.Microsecond, 250 * time.Microsecond, 500 * time.Microsecond,
+	time.Millisecond, 2500 * time.Microsecond, 5 * time.Millisecond, 10 * time.Millisecond,
+	25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond,
+	500 * time.Millisecond, time.Second,
+}
+
+// Stats is a snapshot of the engine's counters, for metrics. Histogram
+// bucket i counts values <= the i-th bound and above the previous one; the
+// last bucket counts values above every bound.
+type Stats struct {
+	Requests     int64 // requests applied (ops and reads)
+	Journaled    int64 // ops written to the journal
+	Batches      int64
+	JournalBytes int64
+	Syncs        int64
+	SyncSeconds  float64 // total time in fdatasync
+	Snapshots    int64
+	BatchSize    [len(BatchSizeBounds) + 1]int64
+	SyncLatency  [len(SyncLatencyBounds) + 1]int64
+	Failed       bool // a journal write or sync failed; the engine refuses requests
+}
+
+type stats struct {
+	requests     atomic.Int64
+	journaled    atomic.Int64
+	batches      atomic.Int64
+	journalBytes atomic.Int64
+	syncs        atomic.Int64
+	syncNanos    atomic.Int64
+	snapshots    atomic.Int64
+	batchSize    [len(BatchSizeBounds) + 1]atomic.Int64
+	syncLatency  [len(SyncLatencyBounds) + 1]atomic.Int64
+}
+
+func (s *stats) batch(size int, journaled int64) {
+	s.requests.Add(int64(size))
+	s.journaled.Add(journaled)
+	s.batches.Add(1)
+	i := 0
+	for i < len(BatchSizeBounds) && int64(size) > BatchSizeBounds[i] {
+		i++
+	}
+	s.batchSize[i].Add(1)
+}
+
+func (s *stats) sync(d time.Duration) {
+	s.syncs.Add(1)
+	s.syncNanos.Add(int64(d))
+	i := 0
+	for i < len(SyncLatencyBounds) && d > SyncLatencyBounds[i] {
+		i++
+	}
+	s.syncLatency[i].Add(1)
+}
+
+// Stats returns the engine's counters.
+func (e *Engine) Stats() Stats {
+	s := &e.stats
+	out := Stats{
+		Requests:     s.requests.Load(),
+		Journaled:    s.journaled.Load(),
+		Batches:      s.batches.Load(),
+		JournalBytes: s.journalBytes.Load(),
+		Syncs:        s.syncs.Load(),
+		SyncSeconds:  float64(s.syncNanos.Load()) / 1e9,
+		Snapshots:    s.snapshots.Load(),
+		Failed:       e.failure.Load() != nil,
+	}
+	for i := range s.batchSize {
+		out.BatchSize[i] = s.batchSize[i].Load()
+	}
+	for i := range s.syncLatency {
+		out.SyncLatency[i] = s.syncLatency[i].Load()
+	}
+	return out
+}

@@ -1,0 +1,34 @@
+// Package journal is allot's durable log: an append-only command log of the
+// ops that changed state, in checksummed frames spread over segment files,
+// plus snapshots of the whole state so that recovery does not replay
+// history from the beginning.
+//
+// On disk, in one directory:
+//
+//	journal-<first LSN, 20 digits>.log   segments of frames
+//	snapshot-<LSN, 20 digits>.snap       the state after op LSN
+//
+// A frame is one batch of ops, written with one write call:
+//
+//	magic u32 | payload length u32 | crc32c u32 | first LSN u64 | op count u32 | payload
+//
+// The CRC (Castagnoli) covers everything after itself. Every op has a log
+// sequence number (LSN), starting at 1, with no gaps across frames and
+// segments.
+//
+// Recovery = the newest snapshot + a replay of every later frame, through
+// inventory.State.Apply; every replayed op must apply with CodeOK, and the
+// state's invariants are checked after replay. A torn or corrupt frame at the
+// tail of the last segment (nothing valid after it) is what a crash leaves:
+// it is cut and logged. A bad frame with a valid frame after it, a bad frame
+// in an older segment, a gap in LSNs or a corrupt snapshot is corruption of
+// acknowledged data: Open refuses with a *CorruptionError naming the file and
+// offset, and never drops it silently.
+//
+// Concurrency: one goroutine (the engine's writer) calls Add, Write and
+// Snapshot; Sync may be called from another goroutine at the same time. The
+// journal never reads a clock and never decides when to sync: the engine
+// does, by durability mode.
+//
+// The journal talks to disk only through vfs.FS.
+package journal

@@ -1,0 +1,400 @@
+package journal
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"allot/inventory"
+	"allot/vfs"
+)
+
+// Options configure a journal.
+type Options struct {
+	// FS is the file system; nil means the real one.
+	FS vfs.FS
+	// Dir holds the segments and snapshots; it is created if missing.
+	Dir string
+	// SegmentBytes is the size past which a new segment is started
+	// (default 64 MiB).
+	SegmentBytes int64
+	// Logger receives recovery notices (a cut tail); nil discards them.
+	Logger *slog.Logger
+}
+
+// Validate fills defaults and checks the options.
+func (o *Options) Validate() error {
+	if o.FS == nil {
+		o.FS = vfs.OS{}
+	}
+	if o.Dir == "" {
+		return errors.New("journal: no directory given")
+	}
+	if o.SegmentBytes == 0 {
+		o.SegmentBytes = 64 << 20
+	}
+	if o.SegmentBytes < 4096 {
+		return fmt.Errorf("journal: segment size %d is below 4096 bytes", o.SegmentBytes)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// Recovery describes what Open found.
+type Recovery struct {
+	SnapshotLSN uint64 // 0: no snapshot
+	Replayed    int64  // ops replayed from segments
+	LastLSN     uint64 // the last op in the recovered state
+	TailCut     int64  // bytes cut from a torn tail, 0 if none
+	TailFile    string
+}
+
+type segment struct {
+	name     string
+	firstLSN uint64
+}
+
+// Journal appends frames to the current segment. See the package comment
+// for who may call what concurrently.
+type Journal struct {
+	opts Options
+
+	// Owned by the writer goroutine.
+	pending      []byte // the frame being built, header space first
+	pendingCount uint32
+	nextLSN      uint64 // LSN of the next op Add will get
+	written      int64  // bytes in the current segment
+
+	mu       sync.Mutex // guards file swaps and segments against Sync and snapshots
+	file     vfs.File
+	segments []segment // oldest first; the last is the current one
+	closed   bool
+	bytes    int64 // bytes written since Open, for metrics
+}
+
+func segmentName(lsn uint64) string { return fmt.Sprintf("journal-%020d.log", lsn) }
+
+func parseName(name, prefix, suffix string) (uint64, bool) {
+	if !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, suffix) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(name[len(prefix):len(name)-len(suffix)], 10, 64)
+	return n, err == nil
+}
+
+// Open recovers the state from dir and opens the journal for appending. It
+// returns the recovered state (a fresh one for an empty directory).
+func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
+	var rec Recovery
+	if err := opts.Validate(); err != nil {
+		return nil, nil, rec, err
+	}
+	fs, dir := opts.FS, opts.Dir
+	if err := fs.MkdirAll(dir); err != nil {
+		return nil, nil, rec, fmt.Errorf("journal: create %s: %w", dir, err)
+	}
+	names, err := fs.List(dir)
+	if err != nil {
+		return nil, nil, rec, fmt.Errorf("journal: list %s: %w", dir, err)
+	}
+	var snaps []uint64
+	var segs []segment
+	for _, name := range names {
+		if lsn, ok := parseName(name, "snapshot-", ".snap"); ok {
+			snaps = append(snaps, lsn)
+		} else if lsn, ok := parseName(name, "journal-", ".log"); ok {
+			segs = append(segs, segment{name: name, firstLSN: lsn})
+		} else if strings.HasSuffix(name, ".snap.tmp") {
+			// A snapshot that was being written when the process stopped.
+			_ = fs.Remove(path.Join(dir, name))
+		}
+	}
+	sort.Slice(snaps, func(i, j int) bool { return snaps[i] < snaps[j] })
+	sort.Slice(segs, func(i, j int) bool { return segs[i].firstLSN < segs[j].firstLSN })
+
+	d := newDecoder()
+	state := inventory.NewState()
+	if len(snaps) > 0 {
+		name := path.Join(dir, snapshotName(snaps[len(snaps)-1]))
+		buf, err := vfs.ReadFile(fs, name)
+		if err != nil {
+			return nil, nil, rec, fmt.Errorf("journal: read %s: %w", name, err)
+		}
+		lsn, st, err := decodeSnapshot(name, buf, d)
+		if err != nil {
+			return nil, nil, rec, err
+		}
+		if lsn != snaps[len(snaps)-1] {
+			return nil, nil, rec, &CorruptionError{File: name, Offset: 8, Reason: fmt.Sprintf("holds LSN %d, its name says %d", lsn, snaps[len(snaps)-1])}
+		}
+		state, rec.SnapshotLSN = st, lsn
+	}
+
+	// Segments wholly before the snapshot are no longer needed; they are
+	// kept until a snapshot deletes them, so skip them here.
+	first := 0
+	for first+1 < len(segs) && segs[first+1].firstLSN <= rec.SnapshotLSN+1 {
+		first++
+	}
+	segs = segs[first:]
+	next := rec.SnapshotLSN + 1
+	if len(segs) > 0 && segs[0].firstLSN > next {
+		return nil, nil, rec, &CorruptionError{File: path.Join(dir, segs[0].name), Offset: 0,
+			Reason: fmt.Sprintf("ops %d..%d are missing: the log starts at %d and the snapshot ends at %d", next, segs[0].firstLSN-1, segs[0].firstLSN, rec.SnapshotLSN)}
+	}
+	var op inventory.Op
+	for i, seg := range segs {
+		name := path.Join(dir, seg.name)
+		buf, err := vfs.ReadFile(fs, name)
+		if err != nil {
+			return nil, nil, rec, fmt.Errorf("journal: read %s: %w", name, err)
+		}
+		last := i == len(segs)-1
+		if seg.firstLSN > next {
+			return nil, nil, rec, &CorruptionError{File: name, Offset: 0, Reason: fmt.Sprintf("starts at op %d, expected %d", seg.firstLSN, next)}
+		}
+		off := 0
+		for off < len(buf) {
+			h, size, bad := parseFrame(buf[off:])
+			if bad != "" {
+				if !last {
+					return nil, nil, rec, &CorruptionError{File: name, Offset: int64(off), Reason: bad + " in a segment that is not the last"}
+				}
+				if j := findValidFrame(buf[off:]); j >= 0 {
+					return nil, nil, rec, &CorruptionError{File: name, Offset: int64(off), Reason: bad + fmt.Sprintf("; a valid frame follows at offset %d", off+j)}
+				}
+				rec.TailCut, rec.TailFile = int64(len(buf)-off), name
+				if err := cutTail(fs, name, int64(off)); err != nil {
+					return nil, nil, rec, err
+				}
+				opts.Logger.Warn("journal: cut a torn tail", "file", name, "offset", off, "bytes", len(buf)-off, "reason", bad)
+				buf = buf[:off]
+				break
+			}
+			end := h.firstLSN + uint64(h.count)
+			switch {
+			case end <= next:
+				// Already in the snapshot.
+			case h.firstLSN != next:
+				return nil, nil, rec, &CorruptionError{File: name, Offset: int64(off), Reason: fmt.Sprintf("frame starts at op %d, expected %d", h.firstLSN, next)}
+			default:
+				d.reset(buf[off+frameHeaderSize : off+size])
+				for k := uint32(0); k < h.count; k++ {
+					if err := d.op(&op); err != nil {
+						return nil, nil, rec, &CorruptionError{File: name, Offset: int64(off + frameHeaderSize + d.pos), Reason: fmt.Sprintf("op %d: %v", next, err)}
+					}
+					if res := state.Apply(&op, nil); res.Code != inventory.CodeOK {
+						return nil, nil, rec, &CorruptionError{File: name, Offset: int64(off), Reason: fmt.Sprintf("op %d (%s %v) does not replay: %s %s", next, op.Kind, op.Key, res.Code, res.Detail)}
+					}
+					next++
+					rec.Replayed++
+				}
+				if d.pos != len(d.buf) {
+					return nil, nil, rec, &CorruptionError{File: name, Offset: int64(off), Reason: "bytes after the frame's last op"}
+				}
+			}
+			off += size
+		}
+	}
+	if err := state.CheckInvariants(); err != nil {
+		return nil, nil, rec, fmt.Errorf("journal: recovered state is inconsistent: %w", err)
+	}
+	rec.LastLSN = next - 1
+
+	j := &Journal{opts: opts, nextLSN: next, pending: make([]byte, frameHeaderSize, 64<<10)}
+	// Always start a fresh segment: appending after a cut tail or to a file
+	// of unknown history buys nothing and a new file is simpler to reason
+	// about.
+	j.segments = append(j.segments, segs...)
+	if err := j.startSegment(next); err != nil {
+		return nil, nil, rec, err
+	}
+	return j, state, rec, nil
+}
+
+func cutTail(fs vfs.FS, name string, size int64) error {
+	f, err := fs.OpenAppend(name)
+	if err != nil {
+		return fmt.Errorf("journal: cut tail of %s: %w", name, err)
+	}
+	err = f.Truncate(size)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("journal: cut tail of %s: %w", name, err)
+	}
+	return nil
+}
+
+// startSegment syncs and closes the current segment (if any) and creates
+// the next one, named by the LSN of the first op it will hold.
+func (j *Journal) startSegment(firstLSN uint64) error {
+	name := segmentName(firstLSN)
+	if len(j.segments) > 0 && j.segments[len(j.segments)-1].name == name && j.file != nil {
+		return nil // nothing was written since the last one started
+	}
+	full := path.Join(j.opts.Dir, name)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.file != nil {
+		if err := j.file.Sync(); err != nil {
+			return fmt.Errorf("journal: sync before starting a segment: %w", err)
+		}
+		if err := j.file.Close(); err != nil {
+			return fmt.Errorf("journal: close segment: %w", err)
+		}
+		j.file = nil
+	}
+	if n := len(j.segments); n > 0 && j.segments[n-1].name == name {
+		// An empty segment left by an earlier run, or by a cut tail that
+		// emptied it: start it again.
+		j.segments = j.segments[:n-1]
+	}
+	f, err := j.opts.FS.Create(full)
+	if err != nil {
+		return fmt.Errorf("journal: create segment %s: %w", full, err)
+	}
+	if err := j.opts.FS.SyncDir(j.opts.Dir); err != nil {
+		f.Close()
+		return fmt.Errorf("journal: sync directory %s: %w", j.opts.Dir, err)
+	}
+	j.file = f
+	j.written = 0
+	j.segments = append(j.segments, segment{name: name, firstLSN: firstLSN})
+	return nil
+}
+
+// NextLSN returns the LSN the next added op will get.
+func (j *Journal) NextLSN() uint64 { return j.nextLSN }
+
+// Add appends op to the pending frame. Only ops that changed state belong
+// in the journal.
+func (j *Journal) Add(op *inventory.Op) {
+	j.pending = appendOp(j.pending, op)
+	j.pendingCount++
+	j.nextLSN++
+}
+
+// Pending returns the number of ops added since the last Write.
+func (j *Journal) Pending() int { return int(j.pendingCount) }
+
+// PendingBytes returns the size of the pending frame's payload.
+func (j *Journal) PendingBytes() int { return len(j.pending) - frameHeaderSize }
+
+// Write writes the pending frame to the current segment (one write call),
+// starting a new segment first when the current one is full. After an error
+// the journal is unusable: the caller must stop, since what is on disk no
+// longer matches what it applied.
+func (j *Journal) Write() error {
+	if j.pendingCount == 0 {
+		return nil
+	}
+	if j.written >= j.opts.SegmentBytes {
+		// The new segment is named by the frame's first op.
+		if err := j.startSegment(j.nextLSN - uint64(j.pendingCount)); err != nil {
+			return err
+		}
+	}
+	putFrameHeader(j.pending, j.nextLSN-uint64(j.pendingCount), j.pendingCount)
+	n, err := j.file.Write(j.pending)
+	j.written += int64(n)
+	j.mu.Lock()
+	j.bytes += int64(n)
+	j.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("journal: write %s: %w", j.segments[len(j.segments)-1].name, err)
+	}
+	j.pending = j.pending[:frameHeaderSize]
+	j.pendingCount = 0
+	return nil
+}
+
+// Sync makes every written frame durable (fdatasync). It may run while the
+// writer goroutine calls Write.
+func (j *Journal) Sync() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return errors.New("journal: sync after close")
+	}
+	if err := j.file.Sync(); err != nil {
+		return fmt.Errorf("journal: fdatasync %s: %w", j.segments[len(j.segments)-1].name, err)
+	}
+	return nil
+}
+
+// Bytes returns the number of journal bytes written since Open.
+func (j *Journal) Bytes() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.bytes
+}
+
+// SnapshotLSN returns the LSN a snapshot taken now would end at: the last
+// op added. The caller must have written the pending frame, so that the
+// snapshot lands on a frame boundary.
+func (j *Journal) SnapshotLSN() uint64 { return j.nextLSN - 1 }
+
+// WriteSnapshot durably writes rows as the state after op lsn, then removes
+// older snapshots and every segment whose ops all lie at or before lsn. It
+// may run on its own goroutine while the writer goes on; it must not run
+// twice at once.
+func (j *Journal) WriteSnapshot(lsn uint64, rows []inventory.Row) error {
+	if err := writeSnapshot(j.opts.FS, j.opts.Dir, lsn, rows); err != nil {
+		return err
+	}
+	names, err := j.opts.FS.List(j.opts.Dir)
+	if err != nil {
+		return fmt.Errorf("journal: list %s: %w", j.opts.Dir, err)
+	}
+	for _, name := range names {
+		if old, ok := parseName(name, "snapshot-", ".snap"); ok && old < lsn {
+			if err := j.opts.FS.Remove(path.Join(j.opts.Dir, name)); err != nil {
+				return fmt.Errorf("journal: remove old snapshot: %w", err)
+			}
+		}
+	}
+	j.mu.Lock()
+	var drop []segment
+	for len(j.segments) > 1 && j.segments[1].firstLSN <= lsn+1 {
+		drop = append(drop, j.segments[0])
+		j.segments = j.segments[1:]
+	}
+	j.mu.Unlock()
+	for _, s := range drop {
+		if err := j.opts.FS.Remove(path.Join(j.opts.Dir, s.name)); err != nil {
+			return fmt.Errorf("journal: remove segment %s: %w", s.name, err)
+		}
+	}
+	return j.opts.FS.SyncDir(j.opts.Dir)
+}
+
+// Close writes nothing: the caller writes and syncs first. It syncs the
+// current segment once more and closes it.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return nil
+	}
+	j.closed = true
+	err := j.file.Sync()
+	if cerr := j.file.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("journal: close: %w", err)
+	}
+	return nil
+}

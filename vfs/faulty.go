@@ -1,0 +1,91 @@
+package vfs
+
+import (
+	"errors"
+	"io"
+	"sync"
+)
+
+// ErrInjected is the error Faulty returns for an injected failure.
+var ErrInjected = errors.New("vfs: injected fault")
+
+// Faulty wraps an FS and injects failures: after WriteBytesMax bytes have
+// been written in all, a write stores only what fits (a torn write) and
+// fails; SyncFail makes every Sync fail. The zero limits inject nothing.
+type Faulty struct {
+	FS FS
+
+	mu            sync.Mutex
+	written       int64
+	writeBytesMax int64 // 0: no limit
+	syncFail      bool
+}
+
+var _ FS = (*Faulty)(nil)
+
+// NewFaulty wraps fs.
+func NewFaulty(fs FS) *Faulty { return &Faulty{FS: fs} }
+
+// FailWritesAfter makes writes fail once n more bytes have been written.
+func (f *Faulty) FailWritesAfter(n int64) {
+	f.mu.Lock()
+	f.writeBytesMax = f.written + n
+	f.mu.Unlock()
+}
+
+// FailSyncs makes every Sync fail (or succeed again with false).
+func (f *Faulty) FailSyncs(fail bool) {
+	f.mu.Lock()
+	f.syncFail = fail
+	f.mu.Unlock()
+}
+
+func (f *Faulty) wrap(file File, err error) (File, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &faultyFile{File: file, fs: f}, nil
+}
+
+func (f *Faulty) Create(name string) (File, error)     { return f.wrap(f.FS.Create(name)) }
+func (f *Faulty) OpenAppend(name string) (File, error) { return f.wrap(f.FS.OpenAppend(name)) }
+func (f *Faulty) Open(name string) (File, error)       { return f.wrap(f.FS.Open(name)) }
+func (f *Faulty) Remove(name string) error             { return f.FS.Remove(name) }
+func (f *Faulty) Rename(from, to string) error         { return f.FS.Rename(from, to) }
+func (f *Faulty) List(dir string) ([]string, error)    { return f.FS.List(dir) }
+func (f *Faulty) MkdirAll(dir string) error            { return f.FS.MkdirAll(dir) }
+func (f *Faulty) SyncDir(dir string) error             { return f.FS.SyncDir(dir) }
+func (f *Faulty) Lock(name string) (io.Closer, error)  { return f.FS.Lock(name) }
+
+type faultyFile struct {
+	File
+	fs *Faulty
+}
+
+func (f *faultyFile) Write(p []byte) (int, error) {
+	f.fs.mu.Lock()
+	allowed := int64(len(p))
+	if f.fs.writeBytesMax > 0 {
+		allowed = max(0, min(allowed, f.fs.writeBytesMax-f.fs.written))
+	}
+	f.fs.written += allowed
+	f.fs.mu.Unlock()
+	n, err := f.File.Write(p[:allowed])
+	if err != nil {
+		return n, err
+	}
+	if allowed < int64(len(p)) {
+		return n, ErrInjected
+	}
+	return n, nil
+}
+
+func (f *faultyFile) Sync() error {
+	f.fs.mu.Lock()
+	fail := f.fs.syncFail
+	f.fs.mu.Unlock()
+	if fail {
+		return ErrInjected
+	}
+	return f.File.Sync()
+}

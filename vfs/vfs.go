@@ -1,0 +1,143 @@
+package vfs
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// File is an open file. A File is used by one goroutine at a time, except
+// that Sync may run concurrently with Write (the journal syncs on one
+// goroutine while the next batch is written on another).
+type File interface {
+	io.Writer
+	io.ReaderAt
+	io.Closer
+	// Sync makes every byte written so far durable (fdatasync).
+	Sync() error
+	// Truncate cuts the file to size bytes.
+	Truncate(size int64) error
+	// Size returns the file's current length.
+	Size() (int64, error)
+}
+
+// FS is the file system. Names are paths; the journal keeps all its files
+// in one directory.
+type FS interface {
+	// Create creates or truncates a file for writing.
+	Create(name string) (File, error)
+	// OpenAppend opens an existing file for writing at its end.
+	OpenAppend(name string) (File, error)
+	// Open opens an existing file for reading.
+	Open(name string) (File, error)
+	Remove(name string) error
+	Rename(from, to string) error
+	// List returns the names (not paths) in dir, sorted.
+	List(dir string) ([]string, error)
+	MkdirAll(dir string) error
+	// SyncDir makes the directory's entries (creates, renames, removes)
+	// durable.
+	SyncDir(dir string) error
+	// Lock takes an exclusive lock on the file name (created if missing),
+	// held until the returned Closer is closed: one process per data
+	// directory. It fails at once if another holder has it.
+	Lock(name string) (io.Closer, error)
+}
+
+// ErrNotExist is returned (wrapped) for a missing file, like fs.ErrNotExist.
+var ErrNotExist = os.ErrNotExist
+
+// OS is the real file system.
+type OS struct{}
+
+var _ FS = OS{}
+
+type osFile struct{ *os.File }
+
+func (f osFile) Sync() error { return fdatasync(f.File) }
+
+func (f osFile) Size() (int64, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
+}
+
+func (OS) Create(name string) (File, error) {
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return osFile{f}, nil
+}
+
+func (OS) OpenAppend(name string) (File, error) {
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return osFile{f}, nil
+}
+
+func (OS) Open(name string) (File, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return osFile{f}, nil
+}
+
+func (OS) Remove(name string) error     { return os.Remove(name) }
+func (OS) Rename(from, to string) error { return os.Rename(from, to) }
+func (OS) MkdirAll(dir string) error    { return os.MkdirAll(dir, 0o755) }
+
+func (OS) List(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+func (OS) SyncDir(dir string) error {
+	d, err := os.Open(filepath.Clean(dir))
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, os.ErrInvalid) {
+		// Some file systems cannot sync a directory; nothing to do there.
+		return nil
+	}
+	return err
+}
+
+// ReadFile reads a whole file through fs.
+func ReadFile(fs FS, name string) ([]byte, error) {
+	f, err := fs.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, size)
+	n, err := f.ReadAt(buf, 0)
+	if err != nil && !(errors.Is(err, io.EOF) && int64(n) == size) {
+		return nil, err
+	}
+	return buf[:n], nil
+}
