@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"allot/inventory"
 	"allot/vfs"
@@ -76,7 +77,10 @@ type Journal struct {
 	file     vfs.File
 	segments []segment // oldest first; the last is the current one
 	closed   bool
-	bytes    int64 // bytes written since Open, for metrics
+
+	// bytes counts journal bytes since Open, for metrics. Atomic, not under
+	// mu: mu is held across fdatasync, and Write must never wait for a sync.
+	bytes atomic.Int64
 }
 
 func segmentName(lsn uint64) string { return fmt.Sprintf("journal-%020d.log", lsn) }
@@ -309,9 +313,7 @@ func (j *Journal) Write() error {
 	putFrameHeader(j.pending, j.nextLSN-uint64(j.pendingCount), j.pendingCount)
 	n, err := j.file.Write(j.pending)
 	j.written += int64(n)
-	j.mu.Lock()
-	j.bytes += int64(n)
-	j.mu.Unlock()
+	j.bytes.Add(int64(n))
 	if err != nil {
 		return fmt.Errorf("journal: write %s: %w", j.segments[len(j.segments)-1].name, err)
 	}
@@ -335,11 +337,7 @@ func (j *Journal) Sync() error {
 }
 
 // Bytes returns the number of journal bytes written since Open.
-func (j *Journal) Bytes() int64 {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.bytes
-}
+func (j *Journal) Bytes() int64 { return j.bytes.Load() }
 
 // SnapshotLSN returns the LSN a snapshot taken now would end at: the last
 // op added. The caller must have written the pending frame, so that the

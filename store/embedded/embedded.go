@@ -1,0 +1,175 @@
+// Package embedded is the bench store "embedded": allot's engine running in
+// the bench's own process, on a data directory (a fresh temporary one
+// removed on Close, unless store.Config.DataDir names one).
+//
+// Every session calls the engine directly; there is no connection and no
+// serialisation, so the gap between this store and "memory" is the cost of
+// the pipeline and the journal alone.
+package embedded
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"allot/engine"
+	"allot/inventory"
+	"allot/store"
+)
+
+func init() {
+	store.Register(store.Registration{
+		Name:  "embedded",
+		About: "allot's engine in-process, journal in --data (default: a temporary directory)",
+		Open:  Open,
+	})
+}
+
+// Store is the embedded engine as a bench store.
+type Store struct {
+	eng     *engine.Engine
+	cfg     engine.Config
+	tempDir string // removed on Close when we made it
+}
+
+// Open opens an engine on cfg.DataDir, or on a new temporary directory.
+func Open(_ context.Context, cfg store.Config) (store.Store, error) {
+	dur, err := engine.ParseDurability(string(cfg.Durability))
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{cfg: engine.Config{Dir: cfg.DataDir, Durability: dur}}
+	if s.cfg.Dir == "" {
+		dir, err := os.MkdirTemp("", "allot-embedded-")
+		if err != nil {
+			return nil, fmt.Errorf("embedded: temporary data directory: %w", err)
+		}
+		s.cfg.Dir, s.tempDir = dir, dir
+	}
+	if err := s.open(); err != nil {
+		s.removeTemp()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) open() error {
+	eng, err := engine.Open(s.cfg)
+	if err != nil {
+		return fmt.Errorf("embedded: %w", err)
+	}
+	s.eng = eng
+	return nil
+}
+
+func (s *Store) removeTemp() {
+	if s.tempDir != "" {
+		os.RemoveAll(s.tempDir)
+	}
+}
+
+// Engine returns the engine, for tests.
+func (s *Store) Engine() *engine.Engine { return s.eng }
+
+// Load replaces the state with rows: existing rows are set to count 0 when
+// absent from rows (the engine never deletes a row), then every row is
+// stocked, with many requests in flight at once so that they share frames.
+func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
+	old, err := s.eng.Rows()
+	if err != nil {
+		return fmt.Errorf("embedded: load: %w", err)
+	}
+	want := make(map[inventory.RowKey]bool, len(rows))
+	for _, r := range rows {
+		want[r.Key] = true
+	}
+	ops := make([]inventory.Op, 0, len(rows)+len(old))
+	for _, r := range old {
+		if !want[r.Key] && r.Count != 0 {
+			ops = append(ops, inventory.Stock(r.Key, 0, r.Price))
+		}
+	}
+	for _, r := range rows {
+		ops = append(ops, inventory.Stock(r.Key, r.Count, r.Price))
+	}
+	const window = 4096
+	reqs := make([]*engine.Request, 0, window)
+	flush := func() error {
+		for _, r := range reqs {
+			if err := r.Wait(); err != nil {
+				return fmt.Errorf("embedded: load: %w", err)
+			}
+			if r.Result.Code != inventory.CodeOK {
+				return fmt.Errorf("embedded: load row %v: %s %s", r.Op.Key, r.Result.Code, r.Result.Detail)
+			}
+		}
+		reqs = reqs[:0]
+		return nil
+	}
+	for i := range ops {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		r := engine.NewRequest()
+		r.Op = ops[i]
+		if err := s.eng.Submit(r); err != nil {
+			return fmt.Errorf("embedded: load: %w", err)
+		}
+		reqs = append(reqs, r)
+		if len(reqs) == window {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
+// Rows returns every row.
+func (s *Store) Rows(context.Context) ([]inventory.Row, error) { return s.eng.Rows() }
+
+// Session returns a handle that calls the engine directly.
+func (s *Store) Session(context.Context) (store.Session, error) {
+	return &session{eng: s.eng, req: engine.NewRequest()}, nil
+}
+
+// Describe says where the data lives and in which mode.
+func (s *Store) Describe(context.Context) (string, error) {
+	return fmt.Sprintf("allot engine in-process, durability %s, data %s", s.cfg.Durability, s.cfg.Dir), nil
+}
+
+// Close closes the engine (making the journal durable) and removes a
+// temporary data directory.
+func (s *Store) Close() error {
+	err := s.eng.Close()
+	s.removeTemp()
+	return err
+}
+
+// session reuses one request, so a capture allocates nothing.
+type session struct {
+	eng *engine.Engine
+	req *engine.Request
+}
+
+func (s *session) do(op inventory.Op, lines []inventory.Line) (inventory.Result, error) {
+	r := s.req
+	r.Op, r.Lines = op, lines
+	if err := s.eng.Submit(r); err != nil {
+		return inventory.Result{}, err
+	}
+	err := r.Wait()
+	res := r.Result
+	r.Lines = nil
+	return res, err
+}
+
+func (s *session) Capture(_ context.Context, g inventory.GroupKey, n int64, lines []inventory.Line) (inventory.Result, error) {
+	return s.do(inventory.Capture(g, n), lines)
+}
+
+func (s *session) Release(_ context.Context, k inventory.RowKey, n int64) (inventory.Result, error) {
+	return s.do(inventory.Release(k, n), nil)
+}
+
+func (s *session) Close() error { return nil }
