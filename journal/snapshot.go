@@ -84,7 +84,6 @@ func decodeSnapshot(name string, buf []byte, d *decoder) (uint64, *inventory.Sta
 	return lsn, st, nil
 }
 
-
 // writeSnapshot writes a snapshot durably: a temporary file, synced, renamed
 // into place, and the directory synced.
 func writeSnapshot(fs vfs.FS, dir string, lsn uint64, rows []inventory.Row) error {
