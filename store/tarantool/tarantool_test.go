@@ -1,0 +1,349 @@
+package tarantool
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	gotarantool "github.com/tarantool/go-tarantool/v2"
+
+	"allot/inventory"
+	"allot/store"
+)
+
+// requireServer skips (or, with CI=true, fails) when the project's
+// Tarantool is not listening.
+func requireServer(t *testing.T) {
+	t.Helper()
+	conn, err := connect(context.Background(), store.Config{Addr: AddrDefault, Timeout: 5e9})
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	conn.Close()
+}
+
+var stores = []string{"tarantool", "tarantool-vinyl"}
+
+func openStore(t *testing.T, name string, rows []inventory.Row) *Store {
+	t.Helper()
+	requireServer(t)
+	st, err := store.Open(context.Background(), name, store.Config{Durability: store.DurabilityWrite, Workers: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Load(context.Background(), rows); err != nil {
+		t.Fatal(err)
+	}
+	return st.(*Store)
+}
+
+func openSession(t *testing.T, st *Store) *session {
+	t.Helper()
+	se, err := st.Session(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { se.Close() })
+	return se.(*session)
+}
+
+func rowMap(t *testing.T, st *Store) map[inventory.RowKey]inventory.Row {
+	t.Helper()
+	rows, err := st.Rows(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := make(map[inventory.RowKey]inventory.Row, len(rows))
+	for _, r := range rows {
+		m[r.Key] = r
+	}
+	return m
+}
+
+var group = inventory.GroupKey{SKU: "sku:1", Condition: "new", Source: "s"}
+
+// Warehouses whose byte order differs from a case-folded or
+// locale-collated order: "B" < "a" < "b" < "é". The last row's SKU and
+// warehouse join to the same text as the group's SKU and a warehouse.
+func groupRows() []inventory.Row {
+	return []inventory.Row{
+		{Key: group.Row("é"), Count: 5, Price: 400},
+		{Key: group.Row("b"), Count: 2, Price: 500},
+		{Key: group.Row("a"), Count: 0, Price: 600},
+		{Key: group.Row("B"), Count: 1, Price: 700},
+		{Key: inventory.RowKey{SKU: "sku", Warehouse: ":1", Condition: "new", Source: "s"}, Count: 9, Price: 1},
+	}
+}
+
+func TestCaptureTakesWarehousesInByteOrder(t *testing.T) {
+	for _, name := range stores {
+		t.Run(name, func(t *testing.T) {
+			st := openStore(t, name, groupRows())
+			se := openSession(t, st)
+			res, err := se.Capture(context.Background(), group, 6, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []inventory.Line{{Warehouse: "B", Count: 1}, {Warehouse: "b", Count: 2}, {Warehouse: "é", Count: 3}}
+			if res.Code != inventory.CodeOK || !slices.Equal(res.Lines, want) {
+				t.Fatalf("capture = %+v, want lines %v", res, want)
+			}
+			rows := rowMap(t, st)
+			for w, c := range map[string]int64{"B": 0, "a": 0, "b": 0, "é": 2} {
+				if got := rows[group.Row(w)]; got.Count != c {
+					t.Errorf("row %q count %d, want %d", w, got.Count, c)
+				}
+			}
+			if got := rows[group.Row("é")].Price; got != 400 {
+				t.Errorf("price changed to %d", got)
+			}
+			if len(rows) != 5 {
+				t.Errorf("Rows read %d rows, want 5", len(rows))
+			}
+		})
+	}
+}
+
+func TestCaptureInsufficientChangesNothing(t *testing.T) {
+	for _, name := range stores {
+		t.Run(name, func(t *testing.T) {
+			st := openStore(t, name, groupRows())
+			se := openSession(t, st)
+			before := rowMap(t, st)
+			res, err := se.Capture(context.Background(), group, 9, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Code != inventory.CodeInsufficient || res.Available != 8 {
+				t.Fatalf("capture 9 of 8 = %+v, want insufficient with 8 available", res)
+			}
+			after := rowMap(t, st)
+			if len(before) != len(after) {
+				t.Fatalf("rows changed: %v -> %v", before, after)
+			}
+			for k, v := range before {
+				if after[k] != v {
+					t.Fatalf("row %v changed: %v -> %v", k, v, after[k])
+				}
+			}
+			res, err = se.Capture(context.Background(), inventory.GroupKey{SKU: "none", Condition: "c", Source: "s"}, 1, nil)
+			if err != nil || res.Code != inventory.CodeInsufficient || res.Available != 0 {
+				t.Fatalf("capture of an unknown group = %+v, %v", res, err)
+			}
+		})
+	}
+}
+
+func TestReleaseUnknownAndInvalid(t *testing.T) {
+	for _, name := range stores {
+		t.Run(name, func(t *testing.T) {
+			st := openStore(t, name, groupRows())
+			se := openSession(t, st)
+			ctx := context.Background()
+			res, err := se.Release(ctx, group.Row("z"), 1)
+			if err != nil || res.Code != inventory.CodeNotFound {
+				t.Fatalf("release to an unknown row = %+v, %v", res, err)
+			}
+			res, err = se.Release(ctx, group.Row("a"), 3)
+			if err != nil || res.Code != inventory.CodeOK || res.Count != 3 {
+				t.Fatalf("release 3 to a = %+v, %v", res, err)
+			}
+			for _, k := range []inventory.RowKey{group.Row(""), group.Row("a\x1fb"), group.Row(strings.Repeat("x", 65))} {
+				if res, err := se.Release(ctx, k, 1); err != nil || res.Code != inventory.CodeInvalid || res.Detail == "" {
+					t.Errorf("release to %v = %+v, %v; want invalid", k, res, err)
+				}
+			}
+			for _, n := range []int64{0, -1, inventory.QuantityMax + 1} {
+				if res, err := se.Capture(ctx, group, n, nil); err != nil || res.Code != inventory.CodeInvalid {
+					t.Errorf("capture %d = %+v, %v; want invalid", n, res, err)
+				}
+			}
+			if got := rowMap(t, st)[group.Row("a")].Count; got != 3 {
+				t.Fatalf("row a count %d after invalid ops, want 3", got)
+			}
+		})
+	}
+}
+
+// Counts beyond 2^53 do not fit a double: releases and captures on them
+// must stay exact, and the overflow bound must be exact to the unit.
+func TestLargeCountsAreExact(t *testing.T) {
+	const big = 1<<53 + 1
+	for _, name := range stores {
+		t.Run(name, func(t *testing.T) {
+			st := openStore(t, name, []inventory.Row{
+				{Key: group.Row("a"), Count: big, Price: inventory.CountMax},
+				{Key: group.Row("b"), Count: inventory.CountMax - 5, Price: 1},
+			})
+			se := openSession(t, st)
+			ctx := context.Background()
+			res, err := se.Release(ctx, group.Row("a"), 2)
+			if err != nil || res.Code != inventory.CodeOK || res.Count != big+2 {
+				t.Fatalf("release 2 to 2^53+1 = %+v, %v; want %d", res, err, int64(big+2))
+			}
+			res, err = se.Release(ctx, group.Row("b"), 5)
+			if err != nil || res.Code != inventory.CodeOK || res.Count != inventory.CountMax {
+				t.Fatalf("release up to CountMax = %+v, %v", res, err)
+			}
+			res, err = se.Release(ctx, group.Row("b"), 1)
+			if err != nil || res.Code != inventory.CodeOverflow {
+				t.Fatalf("release past CountMax = %+v, %v; want overflow", res, err)
+			}
+			res, err = se.Capture(ctx, group, 3, nil)
+			if err != nil || res.Code != inventory.CodeOK || !slices.Equal(res.Lines, []inventory.Line{{Warehouse: "a", Count: 3}}) {
+				t.Fatalf("capture 3 = %+v, %v", res, err)
+			}
+			rows := rowMap(t, st)
+			if got := rows[group.Row("a")]; got.Count != big-1 || got.Price != inventory.CountMax {
+				t.Errorf("row a = %+v, want count %d price %d", got, int64(big-1), int64(inventory.CountMax))
+			}
+			if got := rows[group.Row("b")].Count; got != inventory.CountMax {
+				t.Errorf("row b count %d, want CountMax", got)
+			}
+		})
+	}
+}
+
+// Concurrent captures and releases on one group never oversell, and on
+// vinyl the conflicts they cause are retried, not surfaced.
+func TestConcurrentCapturesNeverOversell(t *testing.T) {
+	const stock, workers, attempts = 60, 8, 20
+	for _, name := range stores {
+		t.Run(name, func(t *testing.T) {
+			st := openStore(t, name, []inventory.Row{
+				{Key: group.Row("a"), Count: stock / 3, Price: 1},
+				{Key: group.Row("b"), Count: stock / 3, Price: 1},
+				{Key: group.Row("c"), Count: stock / 3, Price: 1},
+			})
+			var wg sync.WaitGroup
+			taken := make([]int64, workers)
+			sessions := make([]*session, workers)
+			errs := make(chan error, workers)
+			for w := range workers {
+				se := openSession(t, st)
+				sessions[w] = se
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range attempts {
+						res, err := se.Capture(context.Background(), group, 1, nil)
+						if err != nil {
+							errs <- err
+							return
+						}
+						if res.Code == inventory.CodeOK {
+							taken[w]++
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			var total, conflicts int64
+			for w, n := range taken {
+				total += n
+				conflicts += sessions[w].ConflictRetries()
+			}
+			if total != stock {
+				t.Fatalf("%d captures succeeded, stock was %d", total, stock)
+			}
+			for k, r := range rowMap(t, st) {
+				if r.Count != 0 {
+					t.Errorf("row %v ends at %d", k, r.Count)
+				}
+			}
+			t.Logf("%d transaction conflicts retried", conflicts)
+		})
+	}
+}
+
+func TestLoadReplacesAndDescribe(t *testing.T) {
+	for _, name := range stores {
+		t.Run(name, func(t *testing.T) {
+			st := openStore(t, name, groupRows())
+			if err := st.Load(context.Background(), groupRows()[:1]); err != nil {
+				t.Fatal(err)
+			}
+			if rows := rowMap(t, st); len(rows) != 1 {
+				t.Fatalf("after a second Load, %d rows; want 1", len(rows))
+			}
+			bad := []inventory.Row{{Key: group.Row(""), Count: 1}}
+			if err := st.Load(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "warehouse is empty") {
+				t.Fatalf("Load of a bad row: %v", err)
+			}
+			d, err := st.Describe(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(d, "engine "+st.engine.name+", wal_mode write") {
+				t.Fatalf("Describe = %q; want the engine and wal_mode read back", d)
+			}
+		})
+	}
+}
+
+// Rows pages through more rows than one page holds.
+func TestRowsPages(t *testing.T) {
+	rows := make([]inventory.Row, rowsPageMax+7)
+	for i := range rows {
+		rows[i] = inventory.Row{Key: inventory.RowKey{SKU: "s", Warehouse: string(rune('a'+i%26)) + strings.Repeat("w", i/26%60), Condition: "c", Source: string(rune('A' + i/(26*60)))}, Count: int64(i), Price: 1}
+	}
+	st := openStore(t, "tarantool", rows)
+	got, err := st.Rows(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(rows) {
+		t.Fatalf("Rows read %d rows, want %d", len(got), len(rows))
+	}
+}
+
+func TestDurabilityMismatch(t *testing.T) {
+	requireServer(t)
+	_, err := store.Open(context.Background(), "tarantool", store.Config{Durability: store.DurabilityFsync})
+	if !errors.Is(err, store.ErrDurabilityMismatch) || !strings.Contains(err.Error(), "wal_mode write") {
+		t.Fatalf("open with fsync against a write server: %v; want ErrDurabilityMismatch naming both", err)
+	}
+}
+
+// A vinyl transaction whose read row is changed by another committed
+// transaction is aborted; atomically must run it again and count it.
+func TestVinylConflictIsRetriedAndCounted(t *testing.T) {
+	st := openStore(t, "tarantool-vinyl", []inventory.Row{{Key: group.Row("a"), Count: 10, Price: 1}})
+	const script = `
+local fiber = require('fiber')
+local space = box.space[...]
+local key = {'sku:1', 'a', 'new', 's'}
+local runs = 0
+local reply = allot.atomically(function()
+    runs = runs + 1
+    local count = space:get(key)[5]
+    if runs == 1 then
+        -- another writer commits a change to the row this one has read
+        fiber.create(function() space:update(key, {{'+', 5, 100}}) end)
+        fiber.sleep(0.05)
+    end
+    space:update(key, {{'=', 5, count - 1}})
+    return {0, 0}
+end)
+return reply[2], runs, space:get(key)[5]`
+	var got []int64
+	if err := st.conn.Do(gotarantool.NewEvalRequest(script).Args([]any{st.engine.space})).GetTyped(&got); err != nil {
+		t.Fatal(err)
+	}
+	// The retry read 110 and wrote 109; a lost update would leave 9.
+	if len(got) != 3 || got[0] != 1 || got[1] != 2 || got[2] != 109 {
+		t.Fatalf("conflicts, runs, count = %v; want [1 2 109]", got)
+	}
+}
