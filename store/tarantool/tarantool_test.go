@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	gotarantool "github.com/tarantool/go-tarantool/v2"
 
@@ -16,25 +17,35 @@ import (
 )
 
 // requireServer skips (or, with CI=true, fails) when the project's
-// Tarantool is not listening.
-func requireServer(t *testing.T) {
+// Tarantool is not listening, and returns the durability it runs with:
+// wal_mode is fixed at start, so tests open stores in that mode.
+func requireServer(t *testing.T) store.Durability {
 	t.Helper()
-	conn, err := connect(context.Background(), store.Config{Addr: AddrDefault, Timeout: 5e9})
+	conn, err := connect(context.Background(), store.Config{Addr: AddrDefault, Timeout: 5 * time.Second})
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal(err)
 		}
 		t.Skip(err)
 	}
-	conn.Close()
+	defer conn.Close()
+	var mode []string
+	if err := conn.Do(gotarantool.NewEvalRequest("return box.cfg.wal_mode")).GetTyped(&mode); err != nil || len(mode) != 1 {
+		t.Fatalf("reading wal_mode: %v %v", mode, err)
+	}
+	d, err := store.ParseDurability(mode[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 var stores = []string{"tarantool", "tarantool-vinyl"}
 
 func openStore(t *testing.T, name string, rows []inventory.Row) *Store {
 	t.Helper()
-	requireServer(t)
-	st, err := store.Open(context.Background(), name, store.Config{Durability: store.DurabilityWrite, Workers: 8})
+	d := requireServer(t)
+	st, err := store.Open(context.Background(), name, store.Config{Durability: d, Workers: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +297,7 @@ func TestLoadReplacesAndDescribe(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(d, "engine "+st.engine.name+", wal_mode write") {
+			if !strings.Contains(d, "engine "+st.engine.name+", wal_mode "+string(st.cfg.Durability)) {
 				t.Fatalf("Describe = %q; want the engine and wal_mode read back", d)
 			}
 		})
@@ -310,9 +321,13 @@ func TestRowsPages(t *testing.T) {
 }
 
 func TestDurabilityMismatch(t *testing.T) {
-	requireServer(t)
-	_, err := store.Open(context.Background(), "tarantool", store.Config{Durability: store.DurabilityFsync})
-	if !errors.Is(err, store.ErrDurabilityMismatch) || !strings.Contains(err.Error(), "wal_mode write") {
+	running := requireServer(t)
+	other := store.DurabilityFsync
+	if running == other {
+		other = store.DurabilityWrite
+	}
+	_, err := store.Open(context.Background(), "tarantool", store.Config{Durability: other})
+	if !errors.Is(err, store.ErrDurabilityMismatch) || !strings.Contains(err.Error(), "wal_mode "+string(running)) || !strings.Contains(err.Error(), "durability "+string(other)) {
 		t.Fatalf("open with fsync against a write server: %v; want ErrDurabilityMismatch naming both", err)
 	}
 }
