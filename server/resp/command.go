@@ -1,0 +1,239 @@
+package resp
+
+import (
+	"allot/inventory"
+)
+
+// Name identifies a command of the wire contract.
+type Name uint8
+
+const (
+	NameUnknown Name = iota
+	NameCapture
+	NameRelease
+	NameStockSet
+	NameStockGet
+	NameAvailable
+	NamePing
+	NameQuit
+	NameHello
+	NameClient
+	NameCommand
+	NameAuth
+)
+
+// spec is one row of the command table.
+type spec struct {
+	name  Name
+	word  string // upper case, as in the contract
+	arity int    // exact number of arguments, the name included; 0 = checked by the server
+	usage string
+	kind  inventory.Kind // for op commands; 0 otherwise
+}
+
+var specs = [...]spec{
+	{NameCapture, "CAPTURE", 5, "CAPTURE <sku> <condition> <source> <n>", inventory.KindCapture},
+	{NameRelease, "RELEASE", 6, "RELEASE <sku> <warehouse> <condition> <source> <n>", inventory.KindRelease},
+	{NameStockSet, "STOCK.SET", 7, "STOCK.SET <sku> <warehouse> <condition> <source> <count> <price>", inventory.KindStock},
+	{NameStockGet, "STOCK.GET", 5, "STOCK.GET <sku> <warehouse> <condition> <source>", inventory.KindGet},
+	{NameAvailable, "AVAILABLE", 4, "AVAILABLE <sku> <condition> <source>", inventory.KindAvailable},
+	{NamePing, "PING", 0, "PING [message]", 0},
+	{NameQuit, "QUIT", 0, "QUIT", 0},
+	{NameHello, "HELLO", 0, "HELLO [2 [AUTH <user> <password>] [SETNAME <name>]]", 0},
+	{NameClient, "CLIENT", 0, "CLIENT SETNAME <name> | GETNAME | SETINFO <attr> <value> | ID", 0},
+	{NameCommand, "COMMAND", 0, "COMMAND [...]", 0},
+	{NameAuth, "AUTH", 0, "AUTH [<user>] <password>", 0},
+}
+
+// Lookup returns the command named by word, ignoring ASCII case. It does
+// not allocate.
+func Lookup(word []byte) Name {
+	for i := range specs {
+		if equalFold(word, specs[i].word) {
+			return specs[i].name
+		}
+	}
+	return NameUnknown
+}
+
+func (n Name) spec() *spec {
+	for i := range specs {
+		if specs[i].name == n {
+			return &specs[i]
+		}
+	}
+	return nil
+}
+
+// Kind returns the op kind of an op command, or 0 for the others.
+func (n Name) Kind() inventory.Kind {
+	if s := n.spec(); s != nil {
+		return s.kind
+	}
+	return 0
+}
+
+// String returns the command's word in lower case, as Redis names commands
+// in its errors and as metrics label them.
+func (n Name) String() string {
+	s := n.spec()
+	if s == nil {
+		return "unknown"
+	}
+	b := []byte(s.word)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// Usage returns the command's syntax, for error messages.
+func (n Name) Usage() string {
+	if s := n.spec(); s != nil {
+		return s.usage
+	}
+	return ""
+}
+
+func equalFold(b []byte, upper string) bool {
+	if len(b) != len(upper) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		if c != upper[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// EqualFold reports whether b equals word (upper case) ignoring ASCII case.
+func EqualFold(b []byte, word string) bool { return equalFold(b, word) }
+
+// Interner turns argument bytes into strings. The server gives each
+// connection one that returns the same string for the same bytes, so that
+// the ids of a hot SKU are not allocated on every command.
+type Interner interface {
+	Intern(b []byte) string
+}
+
+// ArityError returns the message for a command given the wrong number of
+// arguments.
+func ArityError(n Name) string {
+	return "wrong number of arguments for '" + n.String() + "' command (" + n.Usage() + ")"
+}
+
+// DecodeOp decodes the arguments of an op command (args[0] is the name) into
+// op. It returns "" on success, else what was wrong; op is then not usable.
+// It checks the arity, that numbers are integers, and every rule of
+// inventory.Op.Check, so that a malformed command never reaches the engine.
+func DecodeOp(name Name, args [][]byte, in Interner, op *inventory.Op) string {
+	s := name.spec()
+	if s == nil || s.kind == 0 {
+		return "not an op command"
+	}
+	if len(args) != s.arity {
+		return ArityError(name)
+	}
+	*op = inventory.Op{Kind: s.kind}
+	switch s.kind {
+	case inventory.KindCapture, inventory.KindAvailable:
+		op.Key.SKU = in.Intern(args[1])
+		op.Key.Condition = in.Intern(args[2])
+		op.Key.Source = in.Intern(args[3])
+		if s.kind == inventory.KindCapture {
+			n, ok := ParseInt(args[4])
+			if !ok {
+				return inventory.CheckQuantity(0)
+			}
+			op.N = n
+		}
+	default:
+		op.Key.SKU = in.Intern(args[1])
+		op.Key.Warehouse = in.Intern(args[2])
+		op.Key.Condition = in.Intern(args[3])
+		op.Key.Source = in.Intern(args[4])
+		switch s.kind {
+		case inventory.KindRelease:
+			n, ok := ParseInt(args[5])
+			if !ok {
+				return inventory.CheckQuantity(0)
+			}
+			op.N = n
+		case inventory.KindStock:
+			count, ok := ParseInt(args[5])
+			if !ok {
+				return inventory.CheckCount(-1)
+			}
+			price, ok := ParseInt(args[6])
+			if !ok {
+				return inventory.CheckPrice(-1)
+			}
+			op.N, op.Price = count, price
+		}
+	}
+	return op.Check()
+}
+
+// ParseInt parses a decimal int64: an optional '-' and 1..19 digits, nothing
+// else (no '+', no spaces, no fraction). It reports false on anything else
+// or on overflow. It does not allocate.
+func ParseInt(b []byte) (int64, bool) {
+	neg := false
+	if len(b) > 0 && b[0] == '-' {
+		neg = true
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return -int64(v), true
+	}
+	if v > 1<<63-1 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+// StringInterner is an Interner with a bounded table: once it holds
+// entriesMax strings it allocates new ones without remembering them, so a
+// client sending endless distinct ids cannot grow it without bound.
+type StringInterner struct {
+	table      map[string]string
+	entriesMax int
+}
+
+// NewStringInterner returns an interner remembering up to entriesMax
+// strings.
+func NewStringInterner(entriesMax int) *StringInterner {
+	return &StringInterner{table: make(map[string]string), entriesMax: entriesMax}
+}
+
+// Intern returns a string equal to b.
+func (t *StringInterner) Intern(b []byte) string {
+	if s, ok := t.table[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(t.table) < t.entriesMax {
+		t.table[s] = s
+	}
+	return s
+}

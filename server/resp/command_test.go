@@ -1,0 +1,113 @@
+package resp
+
+import (
+	"strings"
+	"testing"
+
+	"allot/inventory"
+)
+
+func words(s string) [][]byte {
+	var out [][]byte
+	for _, w := range strings.Split(s, " ") {
+		if w == "<empty>" {
+			w = ""
+		}
+		out = append(out, []byte(w))
+	}
+	return out
+}
+
+func TestDecodeOp(t *testing.T) {
+	long := strings.Repeat("s", 65)
+	cases := []struct {
+		in     string
+		op     inventory.Op
+		detail string
+	}{
+		{"CAPTURE sku new retail 3", inventory.Capture(inventory.GroupKey{SKU: "sku", Condition: "new", Source: "retail"}, 3), ""},
+		{"capture sku new retail 3", inventory.Capture(inventory.GroupKey{SKU: "sku", Condition: "new", Source: "retail"}, 3), ""},
+		{"RELEASE s w c o 2147483647", inventory.Release(inventory.RowKey{SKU: "s", Warehouse: "w", Condition: "c", Source: "o"}, 2147483647), ""},
+		{"STOCK.SET s w c o 0 4611686018427387903", inventory.Stock(inventory.RowKey{SKU: "s", Warehouse: "w", Condition: "c", Source: "o"}, 0, 4611686018427387903), ""},
+		{"STOCK.GET s w c o", inventory.Get(inventory.RowKey{SKU: "s", Warehouse: "w", Condition: "c", Source: "o"}), ""},
+		{"AVAILABLE s c o", inventory.Available(inventory.GroupKey{SKU: "s", Condition: "c", Source: "o"}), ""},
+		{"CAPTURE sku new retail", inventory.Op{}, "wrong number of arguments for 'capture' command (CAPTURE <sku> <condition> <source> <n>)"},
+		{"CAPTURE sku new retail 0", inventory.Op{}, "quantity must be an integer from 1 to 2147483647"},
+		{"CAPTURE sku new retail 2147483648", inventory.Op{}, "quantity must be an integer from 1 to 2147483647"},
+		{"CAPTURE sku new retail 1.5", inventory.Op{}, "quantity must be an integer from 1 to 2147483647"},
+		{"CAPTURE sku new retail +1", inventory.Op{}, "quantity must be an integer from 1 to 2147483647"},
+		{"CAPTURE sku new retail 99999999999999999999", inventory.Op{}, "quantity must be an integer from 1 to 2147483647"},
+		{"CAPTURE <empty> new retail 1", inventory.Op{}, "sku is empty"},
+		{"CAPTURE " + long + " new retail 1", inventory.Op{}, "sku is longer than 64 bytes"},
+		{"CAPTURE s new ret\x01ail 1", inventory.Op{}, "source contains a control character"},
+		{"CAPTURE s n\xffew retail 1", inventory.Op{}, "condition is not valid UTF-8"},
+		{"RELEASE s w c o -1", inventory.Op{}, "quantity must be an integer from 1 to 2147483647"},
+		{"STOCK.SET s w c o -1 5", inventory.Op{}, "count must be an integer from 0 to 4611686018427387903"},
+		{"STOCK.SET s w c o x 5", inventory.Op{}, "count must be an integer from 0 to 4611686018427387903"},
+		{"STOCK.SET s w c o 1 4611686018427387904", inventory.Op{}, "price must be an integer from 0 to 4611686018427387903"},
+		{"STOCK.GET s <empty> c o", inventory.Op{}, "warehouse is empty"},
+		{"AVAILABLE s c o extra", inventory.Op{}, "wrong number of arguments for 'available' command (AVAILABLE <sku> <condition> <source>)"},
+	}
+	in := NewStringInterner(16)
+	for _, c := range cases {
+		args := words(c.in)
+		name := Lookup(args[0])
+		var op inventory.Op
+		detail := DecodeOp(name, args, in, &op)
+		if detail != c.detail {
+			t.Errorf("%q: detail %q, want %q", c.in, detail, c.detail)
+			continue
+		}
+		if detail == "" && op != c.op {
+			t.Errorf("%q: op %+v, want %+v", c.in, op, c.op)
+		}
+	}
+}
+
+func TestLookup(t *testing.T) {
+	for word, want := range map[string]Name{
+		"CAPTURE": NameCapture, "stock.set": NameStockSet, "Stock.Get": NameStockGet,
+		"ping": NamePing, "HELLO": NameHello, "client": NameClient, "COMMAND": NameCommand,
+		"auth": NameAuth, "quit": NameQuit, "GET": NameUnknown, "": NameUnknown, "CAPTUREX": NameUnknown,
+	} {
+		if got := Lookup([]byte(word)); got != want {
+			t.Errorf("Lookup(%q) = %v, want %v", word, got, want)
+		}
+	}
+}
+
+func TestParseInt(t *testing.T) {
+	for in, want := range map[string]int64{"0": 0, "-0": 0, "42": 42, "007": 7, "9223372036854775807": 1<<63 - 1, "-9223372036854775808": -1 << 63} {
+		if got, ok := ParseInt([]byte(in)); !ok || got != want {
+			t.Errorf("ParseInt(%q) = %d, %v; want %d", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"", "-", "+1", " 1", "1 ", "1e3", "0x10", "9223372036854775808", "-9223372036854775809", "99999999999999999999"} {
+		if got, ok := ParseInt([]byte(in)); ok {
+			t.Errorf("ParseInt(%q) = %d, want a failure", in, got)
+		}
+	}
+}
+
+func TestStringInternerBound(t *testing.T) {
+	in := NewStringInterner(2)
+	a := in.Intern([]byte("a"))
+	in.Intern([]byte("b"))
+	in.Intern([]byte("c"))
+	if len(in.table) != 2 || a != "a" || in.Intern([]byte("c")) != "c" {
+		t.Fatalf("table %v", in.table)
+	}
+}
+
+func TestDecodeOpDoesNotAllocateForKnownIDs(t *testing.T) {
+	in := NewStringInterner(16)
+	args := words("CAPTURE sku-1 new retail 3")
+	var op inventory.Op
+	DecodeOp(NameCapture, args, in, &op)
+	allocs := testing.AllocsPerRun(100, func() {
+		DecodeOp(Lookup(args[0]), args, in, &op)
+	})
+	if allocs != 0 {
+		t.Fatalf("DecodeOp allocated %.0f times per command", allocs)
+	}
+}
