@@ -1,0 +1,134 @@
+package services
+
+import (
+	"context"
+	"database/sql"
+	_ "embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/template"
+
+	_ "github.com/go-sql-driver/mysql"
+
+	"allot/store"
+)
+
+var (
+	//go:embed mariadb.cnf
+	mariadbConf string
+	//go:embed mariadb_setup.sql
+	mariadbSetup string
+)
+
+// mariadbServer runs MariaDB from Debian's mariadb-server package, as the
+// mysql system user when we are root. The accounts come from an init file
+// (mariadb_setup.sql, every statement idempotent; mariadbd wants one
+// statement per line and no comments there) that mariadbd runs at every
+// start before it accepts connections, so there is no root login to manage.
+type mariadbServer struct{}
+
+func (mariadbServer) name() string                { return MariaDB }
+func (mariadbServer) basePort() int               { return 13306 }
+func (mariadbServer) packages() []string          { return []string{"mariadb-server"} }
+func (mariadbServer) runAs() string               { return "mysql" }
+func (mariadbServer) exeNames() []string          { return []string{"mariadbd", "mysqld"} }
+func (mariadbServer) pidFile(in *instance) string { return filepath.Join(in.dir, "mariadbd.pid") }
+func (mariadbServer) logFile(in *instance) string { return filepath.Join(in.dir, "mariadb.log") }
+func (mariadbServer) stopSignal() syscall.Signal  { return syscall.SIGTERM }
+func (mariadbServer) installed() bool {
+	return findBinary("mariadbd") != "" && findBinary("mariadb-install-db") != ""
+}
+
+// flushLogAtTrxCommit maps a durability to innodb_flush_log_at_trx_commit:
+// 1 writes and flushes the redo log at each commit, 2 writes it at each
+// commit and flushes about once a second, 0 does both about once a second.
+func flushLogAtTrxCommit(d store.Durability) int {
+	switch d {
+	case store.DurabilityWrite:
+		return 2
+	case store.DurabilityNone:
+		return 0
+	}
+	return 1
+}
+
+func (s mariadbServer) start(ctx context.Context, in *instance) (int, error) {
+	cnf := filepath.Join(in.dir, "my.cnf")
+	if err := s.writeConf(in, in.durability); err != nil {
+		return 0, err
+	}
+	setup := filepath.Join(in.dir, "setup.sql")
+	if err := os.WriteFile(setup, []byte(mariadbSetup), 0o644); err != nil {
+		return 0, err
+	}
+	data := filepath.Join(in.dir, "data")
+	if _, err := os.Stat(filepath.Join(data, "mysql")); err != nil {
+		if err := os.RemoveAll(data); err != nil {
+			return 0, fmt.Errorf("removing a partial data directory: %w", err)
+		}
+		if _, err := run(ctx, in.user, in.dir, findBinary("mariadb-install-db"), "--defaults-file="+cnf,
+			"--auth-root-authentication-method=normal", "--skip-test-db"); err != nil {
+			return 0, err
+		}
+	}
+	return startBackground(ctx, in.user, in.dir, s.logFile(in), findBinary("mariadbd"), "--defaults-file="+cnf, "--init-file="+setup)
+}
+
+func (s mariadbServer) writeConf(in *instance, d store.Durability) error {
+	t, err := template.New("my.cnf").Parse(mariadbConf)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	err = t.Execute(&b, map[string]any{
+		"Data": filepath.Join(in.dir, "data"), "Dir": in.dir, "Port": in.port,
+		"FlushLogAtTrxCommit": flushLogAtTrxCommit(d),
+	})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(in.dir, "my.cnf"), []byte(b.String()), 0o644)
+}
+
+func mariadbDSN(in *instance) string {
+	return fmt.Sprintf("allot:allot@tcp(%s)/allot?timeout=3s", in.addr())
+}
+
+func (mariadbServer) probe(ctx context.Context, in *instance) (probeResult, error) {
+	db, err := sql.Open("mysql", mariadbDSN(in))
+	if err != nil {
+		return probeResult{}, err
+	}
+	defer db.Close()
+	var version string
+	var flush int
+	if err := db.QueryRowContext(ctx, "SELECT VERSION(), @@GLOBAL.innodb_flush_log_at_trx_commit").Scan(&version, &flush); err != nil {
+		return probeResult{}, err
+	}
+	d := store.DurabilityFsync
+	switch flush {
+	case 2:
+		d = store.DurabilityWrite
+	case 0:
+		d = store.DurabilityNone
+	}
+	return probeResult{version: "MariaDB " + version, durability: d}, nil
+}
+
+// setDurability sets innodb_flush_log_at_trx_commit at runtime and in
+// my.cnf for the next start.
+func (s mariadbServer) setDurability(ctx context.Context, in *instance, d store.Durability) (bool, error) {
+	if err := s.writeConf(in, d); err != nil {
+		return false, err
+	}
+	db, err := sql.Open("mysql", mariadbDSN(in))
+	if err != nil {
+		return false, err
+	}
+	defer db.Close()
+	_, err = db.ExecContext(ctx, fmt.Sprintf("SET GLOBAL innodb_flush_log_at_trx_commit = %d", flushLogAtTrxCommit(d)))
+	return false, err
+}

@@ -1,0 +1,173 @@
+package services
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/jackc/pgx/v5"
+
+	"allot/store"
+)
+
+// postgresServer runs PostgreSQL from Debian's postgresql package as the
+// postgres system user (PostgreSQL refuses to run as root). Its settings
+// live in <dir>/allot.conf, included from the cluster's postgresql.conf, so
+// that a durability change is a rewrite of that file and a reload.
+type postgresServer struct{}
+
+func (postgresServer) name() string       { return Postgres }
+func (postgresServer) basePort() int      { return 15432 }
+func (postgresServer) packages() []string { return []string{"postgresql"} }
+func (postgresServer) runAs() string      { return "postgres" }
+func (postgresServer) exeNames() []string { return []string{"postgres"} }
+func (postgresServer) pidFile(in *instance) string {
+	return filepath.Join(in.dir, "data", "postmaster.pid")
+}
+func (postgresServer) logFile(in *instance) string  { return filepath.Join(in.dir, "postgres.log") }
+func (postgresServer) stopSignal() syscall.Signal   { return syscall.SIGINT } // fast shutdown: SIGTERM waits for clients
+func (s postgresServer) installed() bool            { return s.binDir() != "" }
+func (postgresServer) confFile(in *instance) string { return filepath.Join(in.dir, "allot.conf") }
+
+// binDir is the newest /usr/lib/postgresql/<major>/bin that has a server.
+func (postgresServer) binDir() string {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres")
+	slices.SortFunc(dirs, func(a, b string) int {
+		va, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(a))))
+		vb, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(b))))
+		return vb - va
+	})
+	if len(dirs) == 0 {
+		return ""
+	}
+	return filepath.Dir(dirs[0])
+}
+
+func (s postgresServer) start(ctx context.Context, in *instance) (int, error) {
+	bin := s.binDir()
+	data := filepath.Join(in.dir, "data")
+	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err != nil {
+		// No cluster, or one whose initdb was cut short: start afresh.
+		if err := os.RemoveAll(data); err != nil {
+			return 0, fmt.Errorf("removing a partial cluster: %w", err)
+		}
+		if _, err := run(ctx, in.user, in.dir, filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres",
+			"--auth=trust", "--encoding=UTF8", "--locale=C", "--no-instructions"); err != nil {
+			return 0, err
+		}
+	}
+	if err := s.writeConf(in, in.durability); err != nil {
+		return 0, err
+	}
+	include := fmt.Sprintf("include '%s'\n", s.confFile(in))
+	main := filepath.Join(data, "postgresql.conf")
+	b, err := os.ReadFile(main)
+	if err != nil {
+		return 0, err
+	}
+	if !strings.Contains(string(b), include) {
+		f, err := os.OpenFile(main, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return 0, err
+		}
+		_, err = f.WriteString("\n# allot services\n" + include)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return 0, fmt.Errorf("adding allot.conf to %s: %w", main, err)
+		}
+	}
+	// pg_ctl -w waits for the postmaster and notices when it dies early.
+	_, err = run(ctx, in.user, in.dir, filepath.Join(bin, "pg_ctl"), "-D", data, "-l", s.logFile(in),
+		"-w", "-t", strconv.Itoa(int(in.cfg.Timeout.Seconds())), "-s", "start")
+	return 0, err
+}
+
+// writeConf writes the settings allot owns. It is root's file, readable by
+// the server.
+func (s postgresServer) writeConf(in *instance, d store.Durability) error {
+	sync := "on"
+	if d != store.DurabilityFsync {
+		sync = "off"
+	}
+	conf := fmt.Sprintf(`# Written by allot services; rewritten on every start.
+listen_addresses = '127.0.0.1'
+port = %d
+unix_socket_directories = '%s'
+max_connections = 200
+shared_buffers = '256MB'
+fsync = on
+synchronous_commit = %s
+`, in.port, in.dir, sync)
+	return os.WriteFile(s.confFile(in), []byte(conf), 0o644)
+}
+
+// superDSN connects as the cluster's superuser over loopback (trust).
+func superDSN(in *instance) string {
+	return fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable&connect_timeout=3", in.addr())
+}
+
+func (postgresServer) probe(ctx context.Context, in *instance) (probeResult, error) {
+	conn, err := pgx.Connect(ctx, superDSN(in))
+	if err != nil {
+		return probeResult{}, err
+	}
+	defer conn.Close(context.Background())
+	var version, sync string
+	if err := conn.QueryRow(ctx, "SELECT current_setting('server_version'), current_setting('synchronous_commit')").Scan(&version, &sync); err != nil {
+		return probeResult{}, err
+	}
+	d := store.DurabilityWrite
+	if sync != "off" {
+		d = store.DurabilityFsync
+	}
+	return probeResult{version: "PostgreSQL " + version, durability: d}, nil
+}
+
+// setup creates role allot and database allot, once.
+func (postgresServer) setup(ctx context.Context, in *instance) error {
+	conn, err := pgx.Connect(ctx, superDSN(in))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_roles WHERE rolname = 'allot'").Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		if _, err := conn.Exec(ctx, "CREATE ROLE allot LOGIN"); err != nil {
+			return err
+		}
+	}
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_database WHERE datname = 'allot'").Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		if _, err := conn.Exec(ctx, "CREATE DATABASE allot OWNER allot ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setDurability rewrites allot.conf and reloads: synchronous_commit needs
+// no restart.
+func (s postgresServer) setDurability(ctx context.Context, in *instance, d store.Durability) (bool, error) {
+	if err := s.writeConf(in, d); err != nil {
+		return false, err
+	}
+	conn, err := pgx.Connect(ctx, superDSN(in))
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(ctx, "SELECT pg_reload_conf()")
+	return false, err
+}
