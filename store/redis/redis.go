@@ -24,9 +24,9 @@ const (
 	loadChunkRows = 1000
 	// scanCount is the COUNT hint of each SCAN step of Rows and Load.
 	scanCount = 1000
-	// poolExtra is how many connections the pool keeps beyond one per
-	// worker: Load, Rows and Describe use one.
-	poolExtra = 2
+	// storePoolSize is the pool of the Store's own client, which only Load,
+	// Rows and Describe use, one at a time.
+	storePoolSize = 2
 )
 
 var (
@@ -45,8 +45,12 @@ func init() {
 	})
 }
 
-// Store is a Redis server holding the inventory. It owns one go-redis
-// client whose pool has a connection per worker; each Session pins one.
+// Store is a Redis server holding the inventory. Its own small client serves
+// Load, Rows and Describe; each Session has a client of its own with a
+// single connection. One pool shared by the sessions, sized to
+// cfg.Workers, was the first design: a caller that opened more sessions
+// than it announced then waited on the pool and failed, for no reason the
+// server had.
 type Store struct {
 	client  *goredis.Client
 	capture *goredis.Script
@@ -68,16 +72,7 @@ func Open(ctx context.Context, cfg store.Config) (store.Store, error) {
 	if cfg.Addr == "" {
 		cfg.Addr = AddrDefault
 	}
-	client := goredis.NewClient(&goredis.Options{
-		Addr:         cfg.Addr,
-		PoolSize:     cfg.Workers + poolExtra,
-		DialTimeout:  cfg.Timeout,
-		ReadTimeout:  cfg.Timeout,
-		WriteTimeout: cfg.Timeout,
-		// Pinned session connections are held for the whole run; a caller
-		// beyond the pool waits this long before failing.
-		PoolTimeout: cfg.Timeout,
-	})
+	client := goredis.NewClient(clientOptions(cfg, storePoolSize))
 	s := &Store{
 		client:  client,
 		capture: goredis.NewScript(captureSource),
@@ -265,14 +260,27 @@ func decodeRow(key string, vals []any) (inventory.Row, error) {
 	return row, nil
 }
 
-// Session pins one connection of the pool for a worker.
+// Session opens one connection for a worker.
 func (s *Store) Session(ctx context.Context) (store.Session, error) {
-	conn := s.client.Conn()
-	if err := conn.Ping(ctx).Err(); err != nil {
-		conn.Close()
+	client := goredis.NewClient(clientOptions(s.cfg, 1))
+	if err := client.Ping(ctx).Err(); err != nil {
+		client.Close()
 		return nil, fmt.Errorf("redis: %w: %s: %v", store.ErrServerDown, s.cfg.Addr, err)
 	}
-	return &session{conn: conn, store: s}, nil
+	return &session{client: client, store: s}, nil
+}
+
+// clientOptions are the options of a client with a pool of poolSize
+// connections.
+func clientOptions(cfg store.Config, poolSize int) *goredis.Options {
+	return &goredis.Options{
+		Addr:         cfg.Addr,
+		PoolSize:     poolSize,
+		DialTimeout:  cfg.Timeout,
+		ReadTimeout:  cfg.Timeout,
+		WriteTimeout: cfg.Timeout,
+		PoolTimeout:  cfg.Timeout,
+	}
 }
 
 // Describe names the server version and the persistence settings read back

@@ -19,10 +19,10 @@ const (
 	replyOverflow     = int64(inventory.CodeOverflow)
 )
 
-// session is one worker's pinned connection.
+// session is one worker's connection: a client whose pool holds one.
 type session struct {
-	conn  *goredis.Conn
-	store *Store
+	client *goredis.Client
+	store  *Store
 }
 
 func (s *session) Capture(ctx context.Context, g inventory.GroupKey, n int64, lines []inventory.Line) (inventory.Result, error) {
@@ -31,7 +31,7 @@ func (s *session) Capture(ctx context.Context, g inventory.GroupKey, n int64, li
 		return inventory.Result{Code: inventory.CodeInvalid, Detail: d}, nil
 	}
 	before, after := rowKeyAround(g)
-	reply, err := s.store.capture.Run(ctx, s.conn, []string{groupKey(g)}, before, after, n).Slice()
+	reply, err := s.store.capture.Run(ctx, s.client, []string{groupKey(g)}, before, after, n).Slice()
 	if err != nil {
 		return inventory.Result{}, fmt.Errorf("redis: capture %v: %w", g, err)
 	}
@@ -69,7 +69,7 @@ func (s *session) Release(ctx context.Context, k inventory.RowKey, n int64) (inv
 	// The largest count that may still take n, computed here in int64 so
 	// that the script compares strings and never rounds (release.lua).
 	limit := strconv.FormatInt(inventory.CountMax-n, 10)
-	reply, err := s.store.release.Run(ctx, s.conn, []string{rowKey(k)}, n, limit).Slice()
+	reply, err := s.store.release.Run(ctx, s.client, []string{rowKey(k)}, n, limit).Slice()
 	if err != nil {
 		return inventory.Result{}, fmt.Errorf("redis: release %v: %w", k, err)
 	}
@@ -108,9 +108,9 @@ func replyCode(reply []any) (int64, error) {
 	return code, nil
 }
 
-// Close returns the connection to the pool.
+// Close closes the session's connection.
 func (s *session) Close() error {
-	if err := s.conn.Close(); err != nil {
+	if err := s.client.Close(); err != nil {
 		return fmt.Errorf("redis: closing a session: %w", err)
 	}
 	return nil

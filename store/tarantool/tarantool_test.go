@@ -6,7 +6,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"allot/inventory"
 	"allot/store"
+	"allot/store/storetest"
 )
 
 // requireServer skips (or, with CI=true, fails) when the project's
@@ -41,6 +41,21 @@ func requireServer(t *testing.T) store.Durability {
 }
 
 var stores = []string{"tarantool", "tarantool-vinyl"}
+
+func TestConformance(t *testing.T) {
+	for _, name := range stores {
+		t.Run(name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T) store.Store {
+				d := requireServer(t)
+				st, err := store.Open(context.Background(), name, store.Config{Durability: d, Workers: 16})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return st
+			})
+		})
+	}
+}
 
 func openStore(t *testing.T, name string, rows []inventory.Row) *Store {
 	t.Helper()
@@ -81,109 +96,6 @@ func rowMap(t *testing.T, st *Store) map[inventory.RowKey]inventory.Row {
 
 var group = inventory.GroupKey{SKU: "sku:1", Condition: "new", Source: "s"}
 
-// Warehouses whose byte order differs from a case-folded or
-// locale-collated order: "B" < "a" < "b" < "é". The last row's SKU and
-// warehouse join to the same text as the group's SKU and a warehouse.
-func groupRows() []inventory.Row {
-	return []inventory.Row{
-		{Key: group.Row("é"), Count: 5, Price: 400},
-		{Key: group.Row("b"), Count: 2, Price: 500},
-		{Key: group.Row("a"), Count: 0, Price: 600},
-		{Key: group.Row("B"), Count: 1, Price: 700},
-		{Key: inventory.RowKey{SKU: "sku", Warehouse: ":1", Condition: "new", Source: "s"}, Count: 9, Price: 1},
-	}
-}
-
-func TestCaptureTakesWarehousesInByteOrder(t *testing.T) {
-	for _, name := range stores {
-		t.Run(name, func(t *testing.T) {
-			st := openStore(t, name, groupRows())
-			se := openSession(t, st)
-			res, err := se.Capture(context.Background(), group, 6, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := []inventory.Line{{Warehouse: "B", Count: 1}, {Warehouse: "b", Count: 2}, {Warehouse: "é", Count: 3}}
-			if res.Code != inventory.CodeOK || !slices.Equal(res.Lines, want) {
-				t.Fatalf("capture = %+v, want lines %v", res, want)
-			}
-			rows := rowMap(t, st)
-			for w, c := range map[string]int64{"B": 0, "a": 0, "b": 0, "é": 2} {
-				if got := rows[group.Row(w)]; got.Count != c {
-					t.Errorf("row %q count %d, want %d", w, got.Count, c)
-				}
-			}
-			if got := rows[group.Row("é")].Price; got != 400 {
-				t.Errorf("price changed to %d", got)
-			}
-			if len(rows) != 5 {
-				t.Errorf("Rows read %d rows, want 5", len(rows))
-			}
-		})
-	}
-}
-
-func TestCaptureInsufficientChangesNothing(t *testing.T) {
-	for _, name := range stores {
-		t.Run(name, func(t *testing.T) {
-			st := openStore(t, name, groupRows())
-			se := openSession(t, st)
-			before := rowMap(t, st)
-			res, err := se.Capture(context.Background(), group, 9, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Code != inventory.CodeInsufficient || res.Available != 8 {
-				t.Fatalf("capture 9 of 8 = %+v, want insufficient with 8 available", res)
-			}
-			after := rowMap(t, st)
-			if len(before) != len(after) {
-				t.Fatalf("rows changed: %v -> %v", before, after)
-			}
-			for k, v := range before {
-				if after[k] != v {
-					t.Fatalf("row %v changed: %v -> %v", k, v, after[k])
-				}
-			}
-			res, err = se.Capture(context.Background(), inventory.GroupKey{SKU: "none", Condition: "c", Source: "s"}, 1, nil)
-			if err != nil || res.Code != inventory.CodeInsufficient || res.Available != 0 {
-				t.Fatalf("capture of an unknown group = %+v, %v", res, err)
-			}
-		})
-	}
-}
-
-func TestReleaseUnknownAndInvalid(t *testing.T) {
-	for _, name := range stores {
-		t.Run(name, func(t *testing.T) {
-			st := openStore(t, name, groupRows())
-			se := openSession(t, st)
-			ctx := context.Background()
-			res, err := se.Release(ctx, group.Row("z"), 1)
-			if err != nil || res.Code != inventory.CodeNotFound {
-				t.Fatalf("release to an unknown row = %+v, %v", res, err)
-			}
-			res, err = se.Release(ctx, group.Row("a"), 3)
-			if err != nil || res.Code != inventory.CodeOK || res.Count != 3 {
-				t.Fatalf("release 3 to a = %+v, %v", res, err)
-			}
-			for _, k := range []inventory.RowKey{group.Row(""), group.Row("a\x1fb"), group.Row(strings.Repeat("x", 65))} {
-				if res, err := se.Release(ctx, k, 1); err != nil || res.Code != inventory.CodeInvalid || res.Detail == "" {
-					t.Errorf("release to %v = %+v, %v; want invalid", k, res, err)
-				}
-			}
-			for _, n := range []int64{0, -1, inventory.QuantityMax + 1} {
-				if res, err := se.Capture(ctx, group, n, nil); err != nil || res.Code != inventory.CodeInvalid {
-					t.Errorf("capture %d = %+v, %v; want invalid", n, res, err)
-				}
-			}
-			if got := rowMap(t, st)[group.Row("a")].Count; got != 3 {
-				t.Fatalf("row a count %d after invalid ops, want 3", got)
-			}
-		})
-	}
-}
-
 // Counts beyond 2^53 do not fit a double: releases and captures on them
 // must stay exact, and the overflow bound must be exact to the unit.
 func TestLargeCountsAreExact(t *testing.T) {
@@ -223,82 +135,16 @@ func TestLargeCountsAreExact(t *testing.T) {
 	}
 }
 
-// Concurrent captures and releases on one group never oversell, and on
-// vinyl the conflicts they cause are retried, not surfaced.
-func TestConcurrentCapturesNeverOversell(t *testing.T) {
-	const stock, workers, attempts = 60, 8, 20
+func TestDescribeReadsSettingsBack(t *testing.T) {
 	for _, name := range stores {
 		t.Run(name, func(t *testing.T) {
-			st := openStore(t, name, []inventory.Row{
-				{Key: group.Row("a"), Count: stock / 3, Price: 1},
-				{Key: group.Row("b"), Count: stock / 3, Price: 1},
-				{Key: group.Row("c"), Count: stock / 3, Price: 1},
-			})
-			var wg sync.WaitGroup
-			taken := make([]int64, workers)
-			sessions := make([]*session, workers)
-			errs := make(chan error, workers)
-			for w := range workers {
-				se := openSession(t, st)
-				sessions[w] = se
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for range attempts {
-						res, err := se.Capture(context.Background(), group, 1, nil)
-						if err != nil {
-							errs <- err
-							return
-						}
-						if res.Code == inventory.CodeOK {
-							taken[w]++
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Fatal(err)
-			}
-			var total, conflicts int64
-			for w, n := range taken {
-				total += n
-				conflicts += sessions[w].ConflictRetries()
-			}
-			if total != stock {
-				t.Fatalf("%d captures succeeded, stock was %d", total, stock)
-			}
-			for k, r := range rowMap(t, st) {
-				if r.Count != 0 {
-					t.Errorf("row %v ends at %d", k, r.Count)
-				}
-			}
-			t.Logf("%d transaction conflicts retried", conflicts)
-		})
-	}
-}
-
-func TestLoadReplacesAndDescribe(t *testing.T) {
-	for _, name := range stores {
-		t.Run(name, func(t *testing.T) {
-			st := openStore(t, name, groupRows())
-			if err := st.Load(context.Background(), groupRows()[:1]); err != nil {
-				t.Fatal(err)
-			}
-			if rows := rowMap(t, st); len(rows) != 1 {
-				t.Fatalf("after a second Load, %d rows; want 1", len(rows))
-			}
-			bad := []inventory.Row{{Key: group.Row(""), Count: 1}}
-			if err := st.Load(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "warehouse is empty") {
-				t.Fatalf("Load of a bad row: %v", err)
-			}
+			st := openStore(t, name, nil)
 			d, err := st.Describe(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(d, "engine "+st.engine.name+", wal_mode "+string(st.cfg.Durability)) {
-				t.Fatalf("Describe = %q; want the engine and wal_mode read back", d)
+			if !strings.HasPrefix(d, "tarantool 2") || !strings.Contains(d, "engine "+st.engine.name+", wal_mode "+string(st.cfg.Durability)) {
+				t.Fatalf("Describe = %q; want the version, the engine and wal_mode read back", d)
 			}
 		})
 	}
