@@ -2,35 +2,19 @@ package redis
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"allot/inventory"
+	"allot/services/servicestest"
 	"allot/store"
 	"allot/store/storetest"
 )
 
-// requireServer skips (or, with CI=true, fails) when the project's Redis is
-// not listening.
-func requireServer(t *testing.T) {
-	t.Helper()
-	c := goredis.NewClient(&goredis.Options{Addr: AddrDefault})
-	defer c.Close()
-	if err := c.Ping(context.Background()).Err(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("redis at %s: %v", AddrDefault, err)
-		}
-		t.Skipf("redis at %s: %v", AddrDefault, err)
-	}
-}
-
 func open(t *testing.T) store.Store {
 	t.Helper()
-	requireServer(t)
+	servicestest.Require(t, "redis")
 	st, err := store.Open(context.Background(), "redis", store.Config{Durability: store.DurabilityWrite, Workers: 8})
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package tarantool
 import (
 	"context"
 	"errors"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -12,21 +11,20 @@ import (
 	gotarantool "github.com/tarantool/go-tarantool/v2"
 
 	"allot/inventory"
+	"allot/services/servicestest"
 	"allot/store"
 	"allot/store/storetest"
 )
 
-// requireServer skips (or, with CI=true, fails) when the project's
-// Tarantool is not listening, and returns the durability it runs with:
-// wal_mode is fixed at start, so tests open stores in that mode.
+// requireServer brings the project's Tarantool up and returns the
+// durability it runs with: wal_mode is fixed at start, so tests open
+// stores in that mode.
 func requireServer(t *testing.T) store.Durability {
 	t.Helper()
+	servicestest.Require(t, "tarantool")
 	conn, err := connect(context.Background(), store.Config{Addr: AddrDefault, Timeout: 5 * time.Second})
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	defer conn.Close()
 	var mode []string
