@@ -2,20 +2,22 @@
 // machine fed by a journal, behind a batching pipeline, with an embedded Go
 // API.
 //
-// The pipeline: callers Submit requests to a bounded queue (a full queue
-// blocks the caller: back-pressure, never a drop). One writer goroutine
-// takes up to BatchMax queued requests at a time, applies them in order to
-// the state machine, adds the ops that changed state to the journal's
-// pending frame, and writes the frame with one write call. Then, by mode:
+// The pipeline: a caller's Submit validates the op, then, under the
+// engine's lock, applies it to the state machine and adds it (if it changed
+// state) to the journal's pending frame: apply order is journal order is
+// Submit order. One flusher goroutine seals the pending frame, writes it with
+// one write call, and then, by mode:
 //
-//   - fsync (default): the batch goes to a syncer goroutine, which calls
-//     fdatasync once for everything written so far and then releases every
-//     reply it covers. While it syncs, the writer goes on applying and
-//     writing the next batches, so one fdatasync covers thousands of ops.
-//   - write: replies are released as soon as the frame has been written to
+//   - fsync (default): calls fdatasync, then releases every reply the frame
+//     covers. While it syncs, new ops pile up and ride on its next write:
+//     one fdatasync covers every op that arrived during the previous one.
+//   - write: releases the replies as soon as the frame has been written to
 //     the operating system (survives a process crash, not power loss).
-//   - none: replies are released after apply; frames are written in large
-//     chunks (or when the queue runs dry) and synced only on Close.
+//   - none: replies are released right after apply; frames are written in
+//     large chunks, at least every 50 ms, and synced only on Close.
+//
+// Replies waiting for the disk are bounded by QueueMax: beyond it Submit
+// blocks (back-pressure), and nothing is ever dropped.
 //
 // Every reply, reads included, is released only when everything it observed
 // is as durable as the mode promises: a read never reports state that a

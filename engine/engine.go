@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"path"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -43,10 +44,9 @@ type Config struct {
 	Durability Durability
 	// FS is the file system (default: the real one).
 	FS vfs.FS
-	// QueueMax bounds the requests waiting for the writer (default 65536).
+	// QueueMax bounds the replies waiting for the disk (default 65536):
+	// Submit blocks beyond it.
 	QueueMax int
-	// BatchMax bounds the requests applied per journal frame (default 8192).
-	BatchMax int
 	// SegmentBytes is the journal segment size (default 64 MiB).
 	SegmentBytes int64
 	// SnapshotEveryOps is how many journaled ops trigger a snapshot
@@ -85,9 +85,6 @@ func (c *Config) Validate() error {
 	if err := def(&c.QueueMax, 1<<16, "QueueMax"); err != nil {
 		return err
 	}
-	if err := def(&c.BatchMax, 8192, "BatchMax"); err != nil {
-		return err
-	}
 	if err := def(&c.NoneFlushBytes, 1<<20, "NoneFlushBytes"); err != nil {
 		return err
 	}
@@ -108,38 +105,50 @@ var ErrClosed = errors.New("engine: closed")
 
 // Engine is the reservation engine. Its methods are safe for concurrent
 // use.
+//
+// The state machine is applied by the submitting goroutine itself, one op at
+// a time under mu, and the op is added to the journal's pending frame under
+// the same lock: apply order is journal order is Submit order. One flusher
+// goroutine seals the pending frame, writes it, syncs it (fsync mode) and
+// releases the replies it covers. While it does I/O, new ops pile up behind
+// it and are covered by its next write: group commit without a timer.
+//
+// Rejected alternative, measured: a writer goroutine that took requests from
+// a channel, applied them and wrote each batch. Every op then cost two
+// goroutine hand-offs (to the writer and back) and the writer spent its time
+// in write(2), so batches stayed at 1-2 ops; with 16 callers in write mode it
+// ran at ~0.64M ops/s on the 2-core test machine, against ~2.5M with 1024
+// callers. Applying in the caller leaves one hand-off per op (the reply) and
+// keeps the I/O off the apply path.
 type Engine struct {
 	cfg      Config
-	state    *inventory.State // owned by the writer goroutine
 	journal  *journal.Journal
 	lock     io.Closer
 	recovery journal.Recovery
 
-	queue chan *Request
+	mu      sync.Mutex
+	state   *inventory.State // guarded by mu
+	waiting []*Request       // applied, waiting for the flusher; guarded by mu
+	kicked  bool             // a kick is in the channel; guarded by mu
+	room    *sync.Cond       // on mu: signalled when waiting shrinks
+	closed  bool             // guarded by mu
+	failure error            // the first journal failure, sticky; guarded by mu
+	failed  atomic.Bool
 
-	closeMu sync.RWMutex // held shared while submitting, exclusive to close
-	closed  bool
-	stop    chan struct{}
+	kick        chan struct{} // capacity 1: the flusher has work
+	stop        chan struct{}
+	flusherDone chan struct{}
 
-	writerDone chan struct{}
-
-	syncMu      sync.Mutex
-	syncCond    *sync.Cond
-	syncPending []*Request // written, waiting for fdatasync
-	syncStop    bool
-	syncerDone  chan struct{}
-
-	failure atomic.Pointer[error] // the first journal failure; sticky
-
+	opsSinceSnap int64 // guarded by mu
+	journaled    int64 // guarded by mu
 	snapshotting atomic.Bool
 	snapshotWG   sync.WaitGroup
-	opsSinceSnap int64
-	snapshotRows []inventory.Row
-	requestPool  sync.Pool
-	stats        stats
+
+	requestPool sync.Pool
+	stats       stats
 }
 
-// Open recovers the state in cfg.Dir and starts the pipeline.
+// Open recovers the state in cfg.Dir and starts the flusher.
 func Open(cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -161,20 +170,18 @@ func Open(cfg Config) (*Engine, error) {
 		"rows", state.Len(), "snapshot_lsn", rec.SnapshotLSN, "replayed_ops", rec.Replayed,
 		"last_lsn", rec.LastLSN, "tail_cut_bytes", rec.TailCut, "took", time.Since(start))
 	e := &Engine{
-		cfg:        cfg,
-		state:      state,
-		journal:    j,
-		lock:       lock,
-		recovery:   rec,
-		queue:      make(chan *Request, cfg.QueueMax),
-		stop:       make(chan struct{}),
-		writerDone: make(chan struct{}),
-		syncerDone: make(chan struct{}),
+		cfg:         cfg,
+		state:       state,
+		journal:     j,
+		lock:        lock,
+		recovery:    rec,
+		kick:        make(chan struct{}, 1),
+		stop:        make(chan struct{}),
+		flusherDone: make(chan struct{}),
 	}
-	e.syncCond = sync.NewCond(&e.syncMu)
+	e.room = sync.NewCond(&e.mu)
 	e.requestPool.New = func() any { return NewRequest() }
-	go e.writer()
-	go e.syncer()
+	go e.flusher()
 	return e, nil
 }
 
@@ -187,24 +194,67 @@ func (e *Engine) Durability() Durability { return e.cfg.Durability }
 // Dir returns the data directory.
 func (e *Engine) Dir() string { return e.cfg.Dir }
 
-// Submit queues r. Requests are applied in the order Submit is called; the
-// outcome is ready when r.Wait returns. Submit blocks while the queue is
-// full. A malformed op is answered at once with CodeInvalid, without a trip
-// through the pipeline.
+// Submit applies r's op and queues its reply for the flusher; r.Wait returns
+// the outcome once it is as durable as the mode promises. Requests apply in
+// the order Submit is called. Submit blocks while QueueMax replies are
+// already waiting for the disk (back-pressure). A malformed op is answered
+// with CodeInvalid without touching state.
 func (e *Engine) Submit(r *Request) error {
-	if d := r.Op.Check(); d != "" && r.fn == nil {
-		r.Result = inventory.Result{Code: inventory.CodeInvalid, Detail: d}
-		r.Err = nil
+	if r.fn == nil {
+		if d := r.Op.Check(); d != "" {
+			r.Result, r.Err = inventory.Result{Code: inventory.CodeInvalid, Detail: d}, nil
+			r.done <- struct{}{}
+			return nil
+		}
+	}
+	e.mu.Lock()
+	for len(e.waiting) >= e.cfg.QueueMax && !e.closed && e.failure == nil {
+		e.room.Wait()
+	}
+	if e.closed {
+		e.mu.Unlock()
+		return ErrClosed
+	}
+	if e.failure != nil {
+		r.Err = e.failure
+		e.mu.Unlock()
 		r.done <- struct{}{}
 		return nil
 	}
-	e.closeMu.RLock()
-	if e.closed {
-		e.closeMu.RUnlock()
-		return ErrClosed
+	r.Err = nil
+	if r.fn != nil {
+		r.fn(e.state)
+	} else {
+		res := e.state.Apply(&r.Op, r.Lines)
+		if res.Lines != nil {
+			r.Lines = res.Lines
+		}
+		r.Result = res
+		if res.Code == inventory.CodeOK && r.Op.Kind.Mutates() {
+			e.journal.Add(&r.Op)
+			e.opsSinceSnap++
+			e.journaled++
+		}
 	}
-	e.queue <- r
-	e.closeMu.RUnlock()
+	if e.cfg.Durability == DurabilityNone {
+		kick := !e.kicked && (e.journal.PendingBytes() >= e.cfg.NoneFlushBytes || e.opsSinceSnap >= e.cfg.SnapshotEveryOps)
+		if kick {
+			e.kicked = true
+		}
+		e.mu.Unlock()
+		if kick {
+			e.kick <- struct{}{}
+		}
+		r.done <- struct{}{}
+		return nil
+	}
+	e.waiting = append(e.waiting, r)
+	kick := !e.kicked
+	e.kicked = true
+	e.mu.Unlock()
+	if kick {
+		e.kick <- struct{}{}
+	}
 	return nil
 }
 
@@ -223,8 +273,8 @@ func (e *Engine) do(op inventory.Op, lines []inventory.Line) (inventory.Result, 
 	return res, err
 }
 
-// read runs fn on the writer goroutine, in order with the ops, and returns
-// when its reply is as durable as the mode promises.
+// read runs fn on the state, in order with the ops, and returns when its
+// reply is as durable as the mode promises.
 func (e *Engine) read(fn func(*inventory.State)) error {
 	r := NewRequest()
 	r.fn = fn
@@ -252,210 +302,133 @@ func (e *Engine) RowsOfSKU(sku string) ([]inventory.Row, error) {
 	return rows, err
 }
 
-// Close stops taking requests, finishes every queued one, makes the journal
-// durable (whatever the mode) and releases the data directory.
+// Close stops taking requests, finishes every applied one, makes the
+// journal durable (whatever the mode) and releases the data directory.
 func (e *Engine) Close() error {
-	e.closeMu.Lock()
+	e.mu.Lock()
 	if e.closed {
-		e.closeMu.Unlock()
+		e.mu.Unlock()
 		return nil
 	}
 	e.closed = true
-	e.closeMu.Unlock()
+	e.room.Broadcast()
+	e.mu.Unlock()
 	close(e.stop)
-	<-e.writerDone
-	<-e.syncerDone
+	<-e.flusherDone
 	e.snapshotWG.Wait()
 	err := e.journal.Close()
-	if f := e.failure.Load(); f != nil && err == nil {
-		err = *f
+	e.mu.Lock()
+	if e.failure != nil {
+		err = e.failure
 	}
+	e.mu.Unlock()
 	if lerr := e.lock.Close(); err == nil {
 		err = lerr
 	}
 	return err
 }
 
-// writer is the one goroutine that owns the state.
-func (e *Engine) writer() {
-	defer close(e.writerDone)
-	batch := make([]*Request, 0, e.cfg.BatchMax)
+// flusher is the one goroutine that writes and syncs the journal and
+// releases replies.
+func (e *Engine) flusher() {
+	defer close(e.flusherDone)
+	var tick <-chan time.Time
+	if e.cfg.Durability == DurabilityNone {
+		// Bound what a crash can take in none mode, though the mode
+		// promises nothing.
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		tick = t.C
+	}
+	var spare []*Request
 	for {
-		var r *Request
+		stopping := false
 		select {
-		case r = <-e.queue:
+		case <-e.kick:
+			// The kick came from a caller that is about to park; callers
+			// that are runnable behind it would each get a write of their
+			// own if the flusher ran now. Yielding once lets them apply
+			// first, so that one write covers them all.
+			runtime.Gosched()
+		case <-tick:
 		case <-e.stop:
-			// Submit can no longer add: drain what is queued, then stop.
-			for {
-				batch = batch[:0]
-				for len(batch) < cap(batch) {
-					select {
-					case r = <-e.queue:
-						batch = append(batch, r)
-						continue
-					default:
-					}
-					break
-				}
-				if len(batch) == 0 {
-					break
-				}
-				e.process(batch)
-			}
-			if err := e.journal.Write(); err != nil {
-				e.fail(err)
-			}
-			e.syncMu.Lock()
-			e.syncStop = true
-			e.syncCond.Signal()
-			e.syncMu.Unlock()
+			stopping = true
+		}
+		spare = e.flush(spare)
+		if stopping {
+			// Submit refuses new requests now; one more pass takes any
+			// that were applied after the last kick was consumed.
+			e.flush(spare)
 			return
 		}
-		batch = append(batch[:0], r)
-	fill:
-		for len(batch) < cap(batch) {
-			select {
-			case r = <-e.queue:
-				batch = append(batch, r)
-			default:
-				break fill
-			}
-		}
-		e.process(batch)
 	}
 }
 
+// flush takes the waiting replies and the pending frame, writes (and in
+// fsync mode syncs) the frame, and releases the replies. It returns the
+// batch slice for reuse.
+func (e *Engine) flush(spare []*Request) []*Request {
+	e.mu.Lock()
+	e.kicked = false
+	batch := e.waiting
+	e.waiting = spare[:0]
+	frame := e.journal.Seal()
+	e.room.Broadcast()
+	var snapRows []inventory.Row
+	var snapLSN uint64
+	if e.opsSinceSnap >= e.cfg.SnapshotEveryOps && !e.snapshotting.Load() && e.failure == nil {
+		// A frame boundary: everything added so far is in frame or
+		// before it.
+		snapLSN = e.journal.NextLSN() - 1
+		snapRows = e.state.AppendRows(make([]inventory.Row, 0, e.state.Len()))
+		e.opsSinceSnap = 0
+	}
+	failure := e.failure
+	e.mu.Unlock()
+
+	err := failure
+	if err == nil && len(frame) > 0 {
+		err = e.journal.WriteFrame(frame)
+		if err == nil {
+			e.stats.journalBytes.Store(e.journal.Bytes())
+			if e.cfg.Durability == DurabilityFsync {
+				start := time.Now()
+				err = e.journal.Sync()
+				e.stats.sync(time.Since(start))
+			}
+		}
+		if err != nil {
+			e.fail(err)
+		}
+	}
+	e.stats.batch(len(batch), int64(len(frame)))
+	for i, r := range batch {
+		if err != nil {
+			r.Err = err
+		}
+		r.done <- struct{}{}
+		batch[i] = nil
+	}
+	if snapRows != nil && err == nil {
+		e.startSnapshot(snapLSN, snapRows)
+	}
+	return batch
+}
+
 func (e *Engine) fail(err error) {
-	if e.failure.CompareAndSwap(nil, &err) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.failure == nil {
+		e.failure = err
+		e.failed.Store(true)
+		e.room.Broadcast()
 		e.cfg.Logger.Error("engine: journal failed; refusing all further requests", "err", err)
 	}
 }
 
-// process applies one batch and sends it on by durability mode.
-func (e *Engine) process(batch []*Request) {
-	if f := e.failure.Load(); f != nil {
-		for _, r := range batch {
-			r.Err = *f
-			r.done <- struct{}{}
-		}
-		return
-	}
-	j := e.journal
-	var mutated int64
-	for _, r := range batch {
-		if r.fn != nil {
-			r.fn(e.state)
-			continue
-		}
-		res := e.state.Apply(&r.Op, r.Lines)
-		if res.Lines != nil {
-			r.Lines = res.Lines
-		}
-		r.Result = res
-		if res.Code == inventory.CodeOK && r.Op.Kind.Mutates() {
-			j.Add(&r.Op)
-			mutated++
-		}
-	}
-	e.stats.batch(len(batch), mutated)
-	e.opsSinceSnap += mutated
-
-	switch e.cfg.Durability {
-	case DurabilityNone:
-		for _, r := range batch {
-			r.done <- struct{}{}
-		}
-		if j.PendingBytes() >= e.cfg.NoneFlushBytes || len(e.queue) == 0 {
-			e.write(nil)
-		}
-	case DurabilityWrite:
-		e.write(batch)
-		for _, r := range batch {
-			r.done <- struct{}{}
-		}
-	default:
-		if !e.write(batch) {
-			for _, r := range batch {
-				r.done <- struct{}{}
-			}
-			break
-		}
-		e.syncMu.Lock()
-		for len(e.syncPending) >= e.cfg.QueueMax && !e.syncStop {
-			// Bound the replies waiting on the disk too.
-			e.syncCond.Wait()
-		}
-		e.syncPending = append(e.syncPending, batch...)
-		e.syncCond.Broadcast()
-		e.syncMu.Unlock()
-	}
-	e.maybeSnapshot()
-}
-
-// write writes the pending frame; on failure it fails the engine and sets
-// the error on batch. It reports success.
-func (e *Engine) write(batch []*Request) bool {
-	if err := e.journal.Write(); err != nil {
-		e.fail(err)
-		for _, r := range batch {
-			r.Err = err
-		}
-		return false
-	}
-	e.stats.journalBytes.Store(e.journal.Bytes())
-	return true
-}
-
-func (e *Engine) syncer() {
-	defer close(e.syncerDone)
-	var taken []*Request
-	for {
-		e.syncMu.Lock()
-		for len(e.syncPending) == 0 && !e.syncStop {
-			e.syncCond.Wait()
-		}
-		if len(e.syncPending) == 0 && e.syncStop {
-			e.syncMu.Unlock()
-			return
-		}
-		taken, e.syncPending = e.syncPending, taken[:0]
-		e.syncCond.Broadcast() // room for the writer again
-		e.syncMu.Unlock()
-
-		var err error
-		if f := e.failure.Load(); f != nil {
-			err = *f
-		} else {
-			start := time.Now()
-			err = e.journal.Sync()
-			e.stats.sync(time.Since(start))
-			if err != nil {
-				e.fail(err)
-			}
-		}
-		for i, r := range taken {
-			if err != nil {
-				r.Err = err
-			}
-			r.done <- struct{}{}
-			taken[i] = nil
-		}
-	}
-}
-
-// maybeSnapshot starts a snapshot on its own goroutine when enough ops were
-// journaled since the last one and none is running. The rows are copied
-// here, on the writer, at a frame boundary.
-func (e *Engine) maybeSnapshot() {
-	if e.opsSinceSnap < e.cfg.SnapshotEveryOps || e.snapshotting.Load() {
-		return
-	}
-	if !e.write(nil) {
-		return
-	}
-	lsn := e.journal.SnapshotLSN()
-	rows := e.state.AppendRows(make([]inventory.Row, 0, e.state.Len()))
-	e.opsSinceSnap = 0
+// startSnapshot writes a snapshot of rows (copied at a frame boundary, as
+// the state after op lsn) on its own goroutine.
+func (e *Engine) startSnapshot(lsn uint64, rows []inventory.Row) {
 	e.snapshotting.Store(true)
 	e.snapshotWG.Add(1)
 	go func() {

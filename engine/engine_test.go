@@ -143,7 +143,7 @@ func TestOpenErrors(t *testing.T) {
 
 // TestBackPressure: a queue of one, many submitters; nothing is dropped.
 func TestBackPressure(t *testing.T) {
-	e := mustOpen(t, Config{Dir: t.TempDir(), QueueMax: 1, BatchMax: 2, Durability: DurabilityWrite})
+	e := mustOpen(t, Config{Dir: t.TempDir(), QueueMax: 1, Durability: DurabilityWrite})
 	must(e.Stock(rk("a", "w1"), 0, 1))
 	var wg sync.WaitGroup
 	for w := 0; w < 32; w++ {

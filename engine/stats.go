@@ -22,9 +22,9 @@ var SyncLatencyBounds = [...]time.Duration{
 // bucket i counts values <= the i-th bound and above the previous one; the
 // last bucket counts values above every bound.
 type Stats struct {
-	Requests     int64 // requests applied (ops and reads)
-	Journaled    int64 // ops written to the journal
-	Batches      int64
+	Requests     int64 // replies released by the flusher (ops and reads)
+	Journaled    int64 // ops added to the journal since Open
+	Batches      int64 // flushes: each one write, and one fdatasync in fsync mode
 	JournalBytes int64
 	Syncs        int64
 	SyncSeconds  float64 // total time in fdatasync
@@ -36,7 +36,6 @@ type Stats struct {
 
 type stats struct {
 	requests     atomic.Int64
-	journaled    atomic.Int64
 	batches      atomic.Int64
 	journalBytes atomic.Int64
 	syncs        atomic.Int64
@@ -46,9 +45,11 @@ type stats struct {
 	syncLatency  [len(SyncLatencyBounds) + 1]atomic.Int64
 }
 
-func (s *stats) batch(size int, journaled int64) {
+func (s *stats) batch(size int, frameBytes int64) {
+	if size == 0 && frameBytes == 0 {
+		return
+	}
 	s.requests.Add(int64(size))
-	s.journaled.Add(journaled)
 	s.batches.Add(1)
 	i := 0
 	for i < len(BatchSizeBounds) && int64(size) > BatchSizeBounds[i] {
@@ -72,14 +73,16 @@ func (e *Engine) Stats() Stats {
 	s := &e.stats
 	out := Stats{
 		Requests:     s.requests.Load(),
-		Journaled:    s.journaled.Load(),
 		Batches:      s.batches.Load(),
 		JournalBytes: s.journalBytes.Load(),
 		Syncs:        s.syncs.Load(),
 		SyncSeconds:  float64(s.syncNanos.Load()) / 1e9,
 		Snapshots:    s.snapshots.Load(),
-		Failed:       e.failure.Load() != nil,
+		Failed:       e.failed.Load(),
 	}
+	e.mu.Lock()
+	out.Journaled = e.journaled
+	e.mu.Unlock()
 	for i := range s.batchSize {
 		out.BatchSize[i] = s.batchSize[i].Load()
 	}

@@ -25,10 +25,8 @@
 // acknowledged data: Open refuses with a *CorruptionError naming the file and
 // offset, and never drops it silently.
 //
-// Concurrency: one goroutine (the engine's writer) calls Add, Write and
-// Snapshot; Sync may be called from another goroutine at the same time. The
-// journal never reads a clock and never decides when to sync: the engine
-// does, by durability mode.
+// Concurrency: see the Journal type. The journal never reads a clock and
+// never decides when to write or sync: the engine does, by durability mode.
 //
 // The journal talks to disk only through vfs.FS.
 package journal

@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -62,13 +63,18 @@ type segment struct {
 	firstLSN uint64
 }
 
-// Journal appends frames to the current segment. See the package comment
-// for who may call what concurrently.
+// Journal appends frames to the current segment.
+//
+// Concurrency: Add and Seal are called under the caller's lock (they touch
+// only the pending frame); WriteFrame, startSegment and Close by one
+// goroutine at a time (the engine's flusher); Sync and WriteSnapshot may run
+// at the same time as WriteFrame.
 type Journal struct {
 	opts Options
 
 	// Owned by the writer goroutine.
 	pending      []byte // the frame being built, header space first
+	sealed       []byte // the last sealed frame, until the next Seal
 	pendingCount uint32
 	nextLSN      uint64 // LSN of the next op Add will get
 	written      int64  // bytes in the current segment
@@ -296,31 +302,46 @@ func (j *Journal) Pending() int { return int(j.pendingCount) }
 // PendingBytes returns the size of the pending frame's payload.
 func (j *Journal) PendingBytes() int { return len(j.pending) - frameHeaderSize }
 
-// Write writes the pending frame to the current segment (one write call),
-// starting a new segment first when the current one is full. After an error
-// the journal is unusable: the caller must stop, since what is on disk no
-// longer matches what it applied.
-func (j *Journal) Write() error {
+// Seal closes the pending frame and returns it, ready for WriteFrame; nil
+// when no op was added since the last Seal. The returned bytes stay valid
+// until the next Seal: the journal keeps two buffers and swaps them.
+func (j *Journal) Seal() []byte {
 	if j.pendingCount == 0 {
+		return nil
+	}
+	putFrameHeader(j.pending, j.nextLSN-uint64(j.pendingCount), j.pendingCount)
+	frame := j.pending
+	j.pending, j.sealed = j.sealed[:0], frame
+	j.pending = append(j.pending, make([]byte, frameHeaderSize)...)
+	j.pendingCount = 0
+	return frame
+}
+
+// WriteFrame writes a sealed frame to the current segment with one write
+// call, starting a new segment first when the current one is full. After
+// an error the journal is unusable: the caller must stop, since what is on
+// disk no longer matches what it applied.
+func (j *Journal) WriteFrame(frame []byte) error {
+	if len(frame) == 0 {
 		return nil
 	}
 	if j.written >= j.opts.SegmentBytes {
 		// The new segment is named by the frame's first op.
-		if err := j.startSegment(j.nextLSN - uint64(j.pendingCount)); err != nil {
+		if err := j.startSegment(binary.LittleEndian.Uint64(frame[12:])); err != nil {
 			return err
 		}
 	}
-	putFrameHeader(j.pending, j.nextLSN-uint64(j.pendingCount), j.pendingCount)
-	n, err := j.file.Write(j.pending)
+	n, err := j.file.Write(frame)
 	j.written += int64(n)
 	j.bytes.Add(int64(n))
 	if err != nil {
 		return fmt.Errorf("journal: write %s: %w", j.segments[len(j.segments)-1].name, err)
 	}
-	j.pending = j.pending[:frameHeaderSize]
-	j.pendingCount = 0
 	return nil
 }
+
+// Write seals the pending frame and writes it.
+func (j *Journal) Write() error { return j.WriteFrame(j.Seal()) }
 
 // Sync makes every written frame durable (fdatasync). It may run while the
 // writer goroutine calls Write.
