@@ -1,0 +1,312 @@
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"strings"
+	"text/template"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"allot/inventory"
+	"allot/services"
+	"allot/store"
+)
+
+//go:embed sql/*.sql
+var sqlFiles embed.FS
+
+// SQL returns the statement in sql/<name>.sql. The files are part of the
+// binary, so a missing one is a programming error.
+func SQL(name string) string {
+	b, err := sqlFiles.ReadFile("sql/" + name + ".sql")
+	if err != nil {
+		panic("postgres: no embedded sql/" + name + ".sql")
+	}
+	return string(b)
+}
+
+func init() {
+	store.Register(store.Registration{
+		Name:   "postgres",
+		About:  "PostgreSQL: capture as SELECT ... FOR UPDATE in warehouse order, then UPDATEs, in one transaction",
+		Server: services.Postgres,
+		Open: func(ctx context.Context, cfg store.Config) (store.Store, error) {
+			return Open(ctx, cfg, Options{})
+		},
+	})
+}
+
+// Options are what the postgres and naive-postgres adapters (and tests)
+// choose beyond store.Config.
+type Options struct {
+	// Schema holds the table (created if missing and set as search_path);
+	// empty means public.
+	Schema string
+	// NoCheck drops the CHECK (count >= 0) constraint: the naive adapter
+	// must be able to show an oversell rather than fail on it.
+	NoCheck bool
+	// Statements are prepared on every connection under their map key, in
+	// addition to this package's own.
+	Statements map[string]string
+}
+
+// Store is the postgres adapter's store; naive-postgres builds on it.
+//
+// One pool serves everything: sized Workers+1 so that every worker holds a
+// connection for its whole life (one Session = one connection) and Load,
+// Rows and Describe still get one. Every connection sets its durability
+// and prepares the statements once, when it is opened.
+type Store struct {
+	cfg  store.Config
+	opt  Options
+	pool *pgxpool.Pool
+}
+
+// statements are this package's prepared statements, by name.
+var statements = []string{"capture_lock", "capture_take", "release", "row_count"}
+
+// Open connects to the server (store.Config.Addr: host:port, or a full
+// postgres:// DSN; default services.PostgresDSN) and makes sure the table
+// exists, logged or unlogged as the durability asks.
+func Open(ctx context.Context, cfg store.Config, opt Options) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	pc, err := pgxpool.ParseConfig(dsn(cfg.Addr))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: address %q: %w", cfg.Addr, err)
+	}
+	pc.MaxConns = int32(cfg.Workers + 1)
+	pc.MinConns = 0
+	pc.ConnConfig.ConnectTimeout = cfg.Timeout
+	sync := "on"
+	if cfg.Durability != store.DurabilityFsync {
+		sync = "off"
+	}
+	pc.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+		setup := "SET synchronous_commit = " + sync
+		if opt.Schema != "" {
+			setup += "; SET search_path = " + pgx.Identifier{opt.Schema}.Sanitize()
+		}
+		if _, err := c.Exec(ctx, setup); err != nil {
+			return err
+		}
+		for _, name := range statements {
+			if _, err := c.Prepare(ctx, name, SQL(name)); err != nil {
+				return fmt.Errorf("preparing %s: %w", name, err)
+			}
+		}
+		for name, text := range opt.Statements {
+			if _, err := c.Prepare(ctx, name, text); err != nil {
+				return fmt.Errorf("preparing %s: %w", name, err)
+			}
+		}
+		return nil
+	}
+	s := &Store{cfg: cfg, opt: opt}
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	// The schema must exist before a connection can prepare statements on
+	// its table, so it is made over a plain connection first.
+	if err := ensureTable(ctx, pc.ConnConfig.Copy(), opt, cfg.Durability); err != nil {
+		return nil, err
+	}
+	if s.pool, err = pgxpool.NewWithConfig(ctx, pc); err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	return s, nil
+}
+
+// dsn turns store.Config.Addr into a connection string.
+func dsn(addr string) string {
+	switch {
+	case addr == "":
+		return services.PostgresDSN
+	case strings.Contains(addr, "://"):
+		return addr
+	}
+	return strings.Replace(services.PostgresDSN, "127.0.0.1:15432", addr, 1)
+}
+
+// ensureTable creates the schema and table if missing and switches an
+// existing table between logged and unlogged to match the durability.
+func ensureTable(ctx context.Context, cc *pgx.ConnConfig, opt Options, d store.Durability) error {
+	c, err := pgx.ConnectConfig(ctx, cc)
+	if err != nil {
+		return fmt.Errorf("%w: postgres at %s:%d: %w", store.ErrServerDown, cc.Host, cc.Port, err)
+	}
+	defer c.Close(context.Background())
+	if opt.Schema != "" {
+		ident := pgx.Identifier{opt.Schema}.Sanitize()
+		if _, err := c.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+ident+"; SET search_path = "+ident); err != nil {
+			return fmt.Errorf("postgres: creating schema %s: %w", opt.Schema, err)
+		}
+	}
+	var persistence *string
+	if err := c.QueryRow(ctx, "SELECT relpersistence::text FROM pg_class WHERE oid = to_regclass('rows')").Scan(&persistence); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("postgres: looking for table rows: %w", err)
+	}
+	unlogged := d == store.DurabilityNone
+	if persistence == nil {
+		if _, err := c.Exec(ctx, schemaSQL(opt, unlogged)); err != nil {
+			return fmt.Errorf("postgres: creating table rows: %w", err)
+		}
+		return nil
+	}
+	if (*persistence == "u") != unlogged {
+		alter := "ALTER TABLE rows SET LOGGED"
+		if unlogged {
+			alter = "ALTER TABLE rows SET UNLOGGED"
+		}
+		if _, err := c.Exec(ctx, alter); err != nil {
+			return fmt.Errorf("postgres: %s: %w", alter, err)
+		}
+	}
+	return nil
+}
+
+func schemaSQL(opt Options, unlogged bool) string {
+	t := template.Must(template.New("schema").Parse(SQL("schema")))
+	var b strings.Builder
+	if err := t.Execute(&b, map[string]bool{"Unlogged": unlogged, "Check": !opt.NoCheck}); err != nil {
+		panic("postgres: schema template: " + err.Error())
+	}
+	return b.String()
+}
+
+// Pool is the connection pool, for adapters built on this one.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Load replaces the table with rows: DROP and CREATE (so that the table is
+// logged or unlogged as the durability asks), then COPY, in one
+// transaction. Every row is checked before anything is sent.
+func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
+	if err := checkRows(rows); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: load: %w", err)
+	}
+	defer c.Release()
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: load: %w", err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, "DROP TABLE IF EXISTS rows; "+schemaSQL(s.opt, s.cfg.Durability == store.DurabilityNone)); err != nil {
+		return fmt.Errorf("postgres: load: recreating table rows: %w", err)
+	}
+	src := pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
+		r := &rows[i]
+		return []any{r.Key.SKU, r.Key.Warehouse, r.Key.Condition, r.Key.Source, r.Count, r.Price}, nil
+	})
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"rows"}, []string{"sku", "warehouse", "cond", "source", "count", "price"}, src); err != nil {
+		return fmt.Errorf("postgres: load: COPY: %w", err)
+	}
+	if _, err := tx.Exec(ctx, "ANALYZE rows"); err != nil {
+		return fmt.Errorf("postgres: load: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("postgres: load: commit: %w", err)
+	}
+	return nil
+}
+
+// checkRows applies the domain's input rules to rows being loaded.
+func checkRows(rows []inventory.Row) error {
+	for i := range rows {
+		r := &rows[i]
+		d := inventory.CheckRowKey(r.Key)
+		if d == "" {
+			d = inventory.CheckCount(r.Count)
+		}
+		if d == "" {
+			d = inventory.CheckPrice(r.Price)
+		}
+		if d != "" {
+			return fmt.Errorf("postgres: load: row %d %v: %s", i, r.Key, d)
+		}
+	}
+	return nil
+}
+
+// Rows reads the whole table.
+func (s *Store) Rows(ctx context.Context) ([]inventory.Row, error) {
+	rs, err := s.pool.Query(ctx, SQL("rows"))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: rows: %w", err)
+	}
+	var out []inventory.Row
+	for rs.Next() {
+		var r inventory.Row
+		if err := rs.Scan(&r.Key.SKU, &r.Key.Warehouse, &r.Key.Condition, &r.Key.Source, &r.Count, &r.Price); err != nil {
+			rs.Close()
+			return nil, fmt.Errorf("postgres: rows: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: rows: %w", err)
+	}
+	return out, nil
+}
+
+// Describe reads back the server version and the settings that decide
+// durability.
+func (s *Store) Describe(ctx context.Context) (string, error) {
+	var version, sync, fsync, persistence, schema string
+	err := s.pool.QueryRow(ctx, `SELECT current_setting('server_version'), current_setting('synchronous_commit'),
+		current_setting('fsync'), relpersistence::text, current_schema()
+		FROM pg_class WHERE oid = to_regclass('rows')`).Scan(&version, &sync, &fsync, &persistence, &schema)
+	if err != nil {
+		return "", fmt.Errorf("postgres: describe: %w", err)
+	}
+	table := "logged"
+	if persistence == "u" {
+		table = "unlogged"
+	}
+	return fmt.Sprintf("PostgreSQL %s, synchronous_commit=%s, fsync=%s, table %s.rows %s", version, sync, fsync, schema, table), nil
+}
+
+// Close closes the pool.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// Session holds one pooled connection for one worker.
+func (s *Store) Session(ctx context.Context) (store.Session, error) {
+	c, err := s.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{conn: c}, nil
+}
+
+// Acquire takes a connection from the pool, for a session.
+func (s *Store) Acquire(ctx context.Context) (*pgxpool.Conn, error) {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: postgres: %w", store.ErrServerDown, err)
+	}
+	return c, nil
+}
+
+// conflictRetriesMax bounds how often one op is retried after a deadlock
+// or a serialization failure.
+const conflictRetriesMax = 100
+
+// IsConflict reports whether err is a deadlock (40P01) or a serialization
+// failure (40001): the transaction was rolled back and may be retried.
+func IsConflict(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}

@@ -1,0 +1,112 @@
+package postgres_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"allot/inventory"
+	"allot/services"
+	"allot/services/servicestest"
+	"allot/store"
+	"allot/store/postgres"
+	"allot/store/storetest"
+)
+
+// testSchema keeps this package's tables apart from the bench's and from
+// other test packages that share the server.
+const testSchema = "test_postgres"
+
+func open(t *testing.T, d store.Durability) *postgres.Store {
+	t.Helper()
+	servicestest.Require(t, services.Postgres)
+	st, err := postgres.Open(context.Background(), store.Config{Durability: d, Workers: 16}, postgres.Options{Schema: testSchema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func TestConformance(t *testing.T) {
+	for _, d := range []store.Durability{store.DurabilityFsync, store.DurabilityWrite, store.DurabilityNone} {
+		t.Run(string(d), func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T) store.Store { return open(t, d) })
+		})
+	}
+}
+
+func TestDescribeReadsTheServerBack(t *testing.T) {
+	for _, tc := range []struct {
+		d    store.Durability
+		want []string
+	}{
+		{store.DurabilityFsync, []string{"PostgreSQL 15", "synchronous_commit=on", "test_postgres.rows logged"}},
+		{store.DurabilityWrite, []string{"synchronous_commit=off", "rows logged"}},
+		{store.DurabilityNone, []string{"synchronous_commit=off", "rows unlogged"}},
+	} {
+		st := open(t, tc.d)
+		ctx := context.Background()
+		if err := st.Load(ctx, []inventory.Row{{Key: inventory.RowKey{SKU: "s", Warehouse: "w", Condition: "c", Source: "o"}, Count: 1}}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := st.Describe(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("durability %s: Describe = %q, want it to mention %q", tc.d, got, w)
+			}
+		}
+		se, err := st.Session(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := se.(store.Retrier); !ok {
+			t.Error("a postgres session does not report conflict retries")
+		}
+		se.Close()
+		st.Close()
+	}
+}
+
+func TestLoadRejectsBadRows(t *testing.T) {
+	st := open(t, store.DurabilityWrite)
+	defer st.Close()
+	ctx := context.Background()
+	good := inventory.Row{Key: inventory.RowKey{SKU: "s", Warehouse: "w", Condition: "c", Source: "o"}, Count: 3}
+	if err := st.Load(ctx, []inventory.Row{good}); err != nil {
+		t.Fatal(err)
+	}
+	bad := good
+	bad.Key.Warehouse = "w2"
+	bad.Count = -1
+	if err := st.Load(ctx, []inventory.Row{good, bad}); err == nil || !strings.Contains(err.Error(), "count") {
+		t.Fatalf("Load with a negative count: %v", err)
+	}
+	rows, err := st.Rows(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0] != good {
+		t.Fatalf("a refused Load changed the table: %v", rows)
+	}
+}
+
+func TestAllocate(t *testing.T) {
+	stock := []postgres.Stock{{"a", 0}, {"b", 2}, {"c", 5}}
+	res := postgres.Allocate(stock, 4, nil)
+	if res.Code != inventory.CodeOK || len(res.Lines) != 2 || res.Lines[0] != (inventory.Line{Warehouse: "b", Count: 2}) || res.Lines[1] != (inventory.Line{Warehouse: "c", Count: 2}) {
+		t.Fatalf("allocate 4: %+v", res)
+	}
+	if res := postgres.Allocate(stock, 8, nil); res.Code != inventory.CodeInsufficient || res.Available != 7 {
+		t.Fatalf("allocate 8 of 7: %+v", res)
+	}
+	huge := []postgres.Stock{{"a", inventory.CountMax}, {"b", inventory.CountMax}, {"c", inventory.CountMax}}
+	if res := postgres.Allocate(huge[:0], 1, nil); res.Code != inventory.CodeInsufficient || res.Available != 0 {
+		t.Fatalf("allocate from nothing: %+v", res)
+	}
+	if res := postgres.Allocate(huge, inventory.QuantityMax, nil); res.Code != inventory.CodeOK {
+		t.Fatalf("allocate from huge rows: %+v", res)
+	}
+}

@@ -1,0 +1,201 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"allot/inventory"
+)
+
+// Session is one worker's connection. A capture costs two round trips:
+// BEGIN and the locking SELECT are pipelined in one batch, then the UPDATEs
+// and COMMIT in another. The alternative, one statement per round trip,
+// spends most of a capture waiting on the network while holding row locks.
+type Session struct {
+	conn      *pgxpool.Conn
+	conflicts int64
+	stock     []Stock // the locked rows of the current capture, reused
+}
+
+// Stock is one warehouse's count, as a capture reads it.
+type Stock struct {
+	Warehouse string
+	Count     int64
+}
+
+// Capture takes n units of g: lock the group's rows in warehouse order,
+// allocate in Go, update the touched rows, commit. Deadlocks and
+// serialization failures are retried (ConflictRetries counts them).
+func (s *Session) Capture(ctx context.Context, g inventory.GroupKey, n int64, lines []inventory.Line) (inventory.Result, error) {
+	if d := inventory.CheckGroupKey(g); d != "" {
+		return inventory.Result{Code: inventory.CodeInvalid, Detail: d}, nil
+	}
+	if d := inventory.CheckQuantity(n); d != "" {
+		return inventory.Result{Code: inventory.CodeInvalid, Detail: d}, nil
+	}
+	for attempt := 0; ; attempt++ {
+		res, err := s.capture(ctx, g, n, lines)
+		if err != nil && IsConflict(err) && attempt < conflictRetriesMax {
+			s.conflicts++
+			continue
+		}
+		return res, err
+	}
+}
+
+func (s *Session) capture(ctx context.Context, g inventory.GroupKey, n int64, lines []inventory.Line) (inventory.Result, error) {
+	c := s.conn.Conn()
+	b := &pgx.Batch{}
+	b.Queue("begin")
+	b.Queue("capture_lock", g.SKU, g.Condition, g.Source)
+	br := c.SendBatch(ctx, b)
+	_, err := br.Exec()
+	if err == nil {
+		s.stock, err = scanStock(br, s.stock[:0])
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return inventory.Result{}, s.abort(ctx, "capture", err)
+	}
+	res := Allocate(s.stock, n, lines)
+	if res.Code != inventory.CodeOK {
+		if _, err := c.Exec(ctx, "rollback"); err != nil {
+			return inventory.Result{}, fmt.Errorf("postgres: capture: rollback: %w", err)
+		}
+		return res, nil
+	}
+	b = &pgx.Batch{}
+	for _, l := range res.Lines {
+		b.Queue("capture_take", g.SKU, l.Warehouse, g.Condition, g.Source, l.Count)
+	}
+	b.Queue("commit")
+	br = c.SendBatch(ctx, b)
+	for range len(res.Lines) + 1 {
+		if _, err = br.Exec(); err != nil {
+			break
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return inventory.Result{}, s.abort(ctx, "capture", err)
+	}
+	return res, nil
+}
+
+func scanStock(br pgx.BatchResults, stock []Stock) ([]Stock, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return stock, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var w Stock
+		if err := rows.Scan(&w.Warehouse, &w.Count); err != nil {
+			return stock, err
+		}
+		stock = append(stock, w)
+	}
+	return stock, rows.Err()
+}
+
+// abort rolls back after a failed statement (the transaction is in the
+// failed state) and returns err with context.
+func (s *Session) abort(ctx context.Context, op string, err error) error {
+	if !s.conn.Conn().IsClosed() {
+		s.conn.Conn().Exec(ctx, "rollback")
+	}
+	return fmt.Errorf("postgres: %s: %w", op, err)
+}
+
+// Allocate applies the domain's rule to a group's rows, given in warehouse
+// order: take min(count, remaining) from each until n is covered. When the
+// rows hold fewer than n units it returns CodeInsufficient with their total
+// (saturated at MaxInt64: a group's counts may sum past an int64).
+func Allocate(stock []Stock, n int64, lines []inventory.Line) inventory.Result {
+	lines = lines[:0]
+	remaining := n
+	for _, w := range stock {
+		if remaining == 0 {
+			break
+		}
+		if w.Count <= 0 {
+			continue
+		}
+		take := min(w.Count, remaining)
+		remaining -= take
+		lines = append(lines, inventory.Line{Warehouse: w.Warehouse, Count: take})
+	}
+	if remaining == 0 {
+		return inventory.Result{Code: inventory.CodeOK, Lines: lines}
+	}
+	var total int64
+	for _, w := range stock {
+		if w.Count > 0 {
+			if total > math.MaxInt64-w.Count {
+				return inventory.Result{Code: inventory.CodeInsufficient, Available: math.MaxInt64}
+			}
+			total += w.Count
+		}
+	}
+	return inventory.Result{Code: inventory.CodeInsufficient, Available: total}
+}
+
+// Release adds n units to row k in one statement. An unknown row is
+// CodeNotFound; a count that would pass inventory.CountMax is CodeOverflow.
+// Neither changes anything.
+func (s *Session) Release(ctx context.Context, k inventory.RowKey, n int64) (inventory.Result, error) {
+	if d := inventory.CheckRowKey(k); d != "" {
+		return inventory.Result{Code: inventory.CodeInvalid, Detail: d}, nil
+	}
+	if d := inventory.CheckQuantity(n); d != "" {
+		return inventory.Result{Code: inventory.CodeInvalid, Detail: d}, nil
+	}
+	c := s.conn.Conn()
+	// The bound is a fixed number of tries: a row's count can only move
+	// back below the limit by captures racing with us, and each try that
+	// sees that is followed by one that applies.
+	for attempt := 0; ; attempt++ {
+		var count int64
+		err := c.QueryRow(ctx, "release", k.SKU, k.Warehouse, k.Condition, k.Source, n).Scan(&count)
+		if err == nil {
+			return inventory.Result{Code: inventory.CodeOK, Count: count}, nil
+		}
+		if IsConflict(err) && attempt < conflictRetriesMax {
+			s.conflicts++
+			continue
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return inventory.Result{}, fmt.Errorf("postgres: release: %w", err)
+		}
+		err = c.QueryRow(ctx, "row_count", k.SKU, k.Warehouse, k.Condition, k.Source).Scan(&count)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return inventory.Result{Code: inventory.CodeNotFound}, nil
+		case err != nil:
+			return inventory.Result{}, fmt.Errorf("postgres: release: %w", err)
+		case count > inventory.CountMax-n:
+			return inventory.Result{Code: inventory.CodeOverflow, Detail: "release would carry the count past 4611686018427387903"}, nil
+		case attempt >= conflictRetriesMax:
+			return inventory.Result{}, fmt.Errorf("postgres: release: row %v kept changing under the overflow check", k)
+		}
+	}
+}
+
+// ConflictRetries is how many transactions this session retried after a
+// deadlock or a serialization failure.
+func (s *Session) ConflictRetries() int64 { return s.conflicts }
+
+// Close gives the connection back to the pool.
+func (s *Session) Close() error {
+	s.conn.Release()
+	return nil
+}
