@@ -4,6 +4,7 @@ package main
 // function. One blank import per adapter.
 import (
 	_ "allot/store/embedded"
+	_ "allot/store/mysql"
 	_ "allot/store/postgres"
 	_ "allot/store/redis"
 	_ "allot/store/tarantool"

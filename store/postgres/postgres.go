@@ -224,14 +224,8 @@ func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
 func checkRows(rows []inventory.Row) error {
 	for i := range rows {
 		r := &rows[i]
-		d := inventory.CheckRowKey(r.Key)
-		if d == "" {
-			d = inventory.CheckCount(r.Count)
-		}
-		if d == "" {
-			d = inventory.CheckPrice(r.Price)
-		}
-		if d != "" {
+		op := inventory.Stock(r.Key, r.Count, r.Price)
+		if d := op.Check(); d != "" {
 			return fmt.Errorf("postgres: load: row %d %v: %s", i, r.Key, d)
 		}
 	}

@@ -32,11 +32,8 @@ type Stock struct {
 // allocate in Go, update the touched rows, commit. Deadlocks and
 // serialization failures are retried (ConflictRetries counts them).
 func (s *Session) Capture(ctx context.Context, g inventory.GroupKey, n int64, lines []inventory.Line) (inventory.Result, error) {
-	if d := inventory.CheckGroupKey(g); d != "" {
-		return inventory.Result{Code: inventory.CodeInvalid, Detail: d}, nil
-	}
-	if d := inventory.CheckQuantity(n); d != "" {
-		return inventory.Result{Code: inventory.CodeInvalid, Detail: d}, nil
+	if op := inventory.Capture(g, n); op.Check() != "" {
+		return inventory.Result{Code: inventory.CodeInvalid, Detail: op.Check()}, nil
 	}
 	for attempt := 0; ; attempt++ {
 		res, err := s.capture(ctx, g, n, lines)
@@ -153,11 +150,8 @@ func Allocate(stock []Stock, n int64, lines []inventory.Line) inventory.Result {
 // CodeNotFound; a count that would pass inventory.CountMax is CodeOverflow.
 // Neither changes anything.
 func (s *Session) Release(ctx context.Context, k inventory.RowKey, n int64) (inventory.Result, error) {
-	if d := inventory.CheckRowKey(k); d != "" {
-		return inventory.Result{Code: inventory.CodeInvalid, Detail: d}, nil
-	}
-	if d := inventory.CheckQuantity(n); d != "" {
-		return inventory.Result{Code: inventory.CodeInvalid, Detail: d}, nil
+	if op := inventory.Release(k, n); op.Check() != "" {
+		return inventory.Result{Code: inventory.CodeInvalid, Detail: op.Check()}, nil
 	}
 	c := s.conn.Conn()
 	// The bound is a fixed number of tries: a row's count can only move

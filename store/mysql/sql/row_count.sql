@@ -1,0 +1,2 @@
+SELECT count FROM `{{.Table}}`
+WHERE sku = ? AND warehouse = ? AND cond = ? AND source = ?

@@ -1,0 +1,1 @@
+SELECT sku, warehouse, cond, source, count, price FROM `{{.Table}}`
