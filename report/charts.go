@@ -1,0 +1,321 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+
+	"allot/bench"
+)
+
+// chartSet is the data the page's script draws, marshalled into the page as
+// JSON. Axes are in the units the labels name (seconds, ops/s, ms).
+type chartSet struct {
+	Throughput []chart `json:"throughput"`
+	Spectrum   []chart `json:"spectrum"`
+	Sweeps     []chart `json:"sweeps"`
+	// Notes say what could not be drawn and why; they go in the page, not
+	// the data.
+	Notes []string `json:"-"`
+}
+
+// chart is one uPlot chart: a shared x axis and one y array per series, as
+// uPlot's aligned data wants; a missing point is null.
+type chart struct {
+	ID      string   `json:"id"`
+	Title   string   `json:"title"`
+	Caption string   `json:"-"`
+	Kind    string   `json:"kind"` // throughput, spectrum, sweep
+	XLabel  string   `json:"xLabel"`
+	YLabel  string   `json:"yLabel"`
+	X       floats   `json:"x"`
+	XTicks  floats   `json:"xTicks,omitempty"`
+	LogX    bool     `json:"logX"`
+	LogY    bool     `json:"logY"`
+	Series  []series `json:"series"`
+}
+
+type series struct {
+	Label string `json:"label"`
+	Color int    `json:"color"`
+	Dash  bool   `json:"dash,omitempty"`
+	Y     floats `json:"y"`
+}
+
+// floats marshals NaN and infinities as null, which JSON lacks and uPlot
+// reads as a gap.
+type floats []float64
+
+func (fs floats) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 2+8*len(fs))
+	b = append(b, '[')
+	for i, f := range fs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			b = append(b, "null"...)
+			continue
+		}
+		b = strconv.AppendFloat(b, f, 'g', 6, 64)
+	}
+	return append(b, ']'), nil
+}
+
+// runGroup is the runs drawn in one chart: all runs of one sweep point, or
+// all runs outside sweeps.
+type runGroup struct {
+	title string
+	runs  []int // indexes into the file's runs
+}
+
+// groupRuns groups runs by sweep point, runs outside sweeps first, points in
+// order of parameter and value.
+func groupRuns(runs []bench.Result) []runGroup {
+	type key struct {
+		param string
+		value float64
+		label string
+	}
+	byKey := map[key]*runGroup{}
+	var keys []key
+	for i := range runs {
+		var k key
+		if s := runs[i].Sweep; s != nil {
+			k = key{s.Param, s.Value, s.Label}
+		}
+		g, ok := byKey[k]
+		if !ok {
+			title := "All runs"
+			if k.label != "" {
+				title = k.label
+			}
+			g = &runGroup{title: title}
+			byKey[k] = g
+			keys = append(keys, k)
+		}
+		g.runs = append(g.runs, i)
+	}
+	sort.SliceStable(keys, func(a, b int) bool {
+		if keys[a].param != keys[b].param {
+			return keys[a].param < keys[b].param
+		}
+		return keys[a].value < keys[b].value
+	})
+	out := make([]runGroup, len(keys))
+	for i, k := range keys {
+		out[i] = *byKey[k]
+	}
+	return out
+}
+
+func subset(runs []bench.Result, idx []int) []bench.Result {
+	out := make([]bench.Result, len(idx))
+	for i, j := range idx {
+		out[i] = runs[j]
+	}
+	return out
+}
+
+func newChartSet(f *bench.ResultsFile, colors map[string]int) *chartSet {
+	cs := &chartSet{Throughput: []chart{}, Spectrum: []chart{}, Sweeps: []chart{}}
+	for gi, g := range groupRuns(f.Runs) {
+		runs := subset(f.Runs, g.runs)
+		labels := runLabels(runs, "sweep")
+		if c, ok := throughputChart(runs, labels, colors); ok {
+			c.ID = "throughput-" + strconv.Itoa(gi)
+			c.Title = "Throughput over time — " + g.title
+			cs.Throughput = append(cs.Throughput, c)
+		}
+		c, notes := spectrumChart(runs, labels, colors, g.runs)
+		cs.Notes = append(cs.Notes, notes...)
+		if len(c.Series) > 0 {
+			c.ID = "spectrum-" + strconv.Itoa(gi)
+			c.Title = "Latency by percentile — " + g.title
+			cs.Spectrum = append(cs.Spectrum, c)
+		}
+	}
+	cs.Sweeps = sweepCharts(f.Runs, colors)
+	return cs
+}
+
+// throughputChart draws ops completed per second, one series per run.
+func throughputChart(runs []bench.Result, labels []string, colors map[string]int) (chart, bool) {
+	c := chart{Kind: "throughput", XLabel: "seconds since the first op", YLabel: "ops completed per second",
+		Caption: "Each point counts the ops completed in one second of the run; the last point of a run is a partial second."}
+
+	longest := 0
+	for i := range runs {
+		longest = max(longest, len(runs[i].Throughput))
+	}
+	if longest == 0 {
+		return c, false
+	}
+	c.X = make(floats, longest)
+	for i := range c.X {
+		c.X[i] = float64(i + 1)
+	}
+	for i := range runs {
+		tp := runs[i].Throughput
+		if len(tp) == 0 {
+			continue
+		}
+		y := make(floats, longest)
+		for j := range y {
+			if j < len(tp) {
+				y[j] = float64(tp[j])
+			} else {
+				y[j] = math.NaN()
+			}
+		}
+		c.Series = append(c.Series, series{Label: labels[i], Color: colors[runs[i].Store], Y: y})
+	}
+	if spread(runs) >= throughputLogRatio {
+		c.LogY = true
+		c.YLabel += " (log scale)"
+		c.Caption += " The y axis is logarithmic because the runs differ by more than " + strconv.Itoa(throughputLogRatio) + "× in ops/s."
+	}
+	return c, true
+}
+
+// throughputLogRatio is the spread of ops/s across a chart's runs beyond
+// which a linear axis would flatten the slower stores into the x axis.
+const throughputLogRatio = 20
+
+// spread is the ratio of the fastest run's ops/s to the slowest's.
+func spread(runs []bench.Result) float64 {
+	lo, hi := math.Inf(1), 0.0
+	for i := range runs {
+		if v := runs[i].OpsPerSec; v > 0 && len(runs[i].Throughput) > 0 {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	if hi == 0 {
+		return 1
+	}
+	return hi / lo
+}
+
+// spectrumChart draws latency against percentile on the HDR axis, one
+// series per run, plus a dashed service-time series for open-loop runs.
+// fileIdx maps runs back to their numbers in the file for notes.
+func spectrumChart(runs []bench.Result, labels []string, colors map[string]int, fileIdx []int) (chart, []string) {
+	c := chart{Kind: "spectrum", XLabel: "percentile", YLabel: "latency (ms, log scale)", LogX: true, LogY: true,
+		Caption: "HDR percentile spectrum: each step right adds a nine (90%, 99%, 99.9%, …); a curve ends where its run has no more samples, at its maximum. " +
+			"Closed-loop runs show the time of each store call; open-loop runs show response time from each op's intended start (solid) and service time from its actual send (dashed)."}
+	type decoded struct {
+		run   int
+		label string
+		dash  bool
+		spec  *spectrum
+	}
+	var ds []decoded
+	var notes []string
+	var countMax int64
+	add := func(i int, label, encoded, unit string, dash bool) {
+		if encoded == "" {
+			return
+		}
+		s, err := decodeSpectrum(encoded, unit)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("Run %d (%s): latency histogram not drawn: %v", fileIdx[i]+1, labels[i], err))
+			return
+		}
+		if s.counts == 0 {
+			return
+		}
+		countMax = max(countMax, s.counts)
+		ds = append(ds, decoded{run: i, label: label, dash: dash, spec: s})
+	}
+	for i := range runs {
+		r := &runs[i]
+		if r.OpenLoop != nil {
+			add(i, labels[i]+" (response)", r.Histogram, r.HistogramUnit, false)
+			add(i, labels[i]+" (service)", r.OpenLoop.ServiceHistogram, r.HistogramUnit, true)
+			continue
+		}
+		add(i, labels[i], r.Histogram, r.HistogramUnit, false)
+	}
+	c.X = spectrumAxis(countMax)
+	for _, d := range ds {
+		c.Series = append(c.Series, series{Label: d.label, Color: colors[runs[d.run].Store], Dash: d.dash, Y: d.spec.valuesMS(c.X)})
+	}
+	return c, notes
+}
+
+// sweepCharts draws, for each swept parameter, ops/s and p99 against the
+// parameter's values, one series per store (and whatever else varies).
+func sweepCharts(all []bench.Result, colors map[string]int) []chart {
+	byParam := map[string][]int{}
+	var params []string
+	for i := range all {
+		if s := all[i].Sweep; s != nil {
+			if _, ok := byParam[s.Param]; !ok {
+				params = append(params, s.Param)
+			}
+			byParam[s.Param] = append(byParam[s.Param], i)
+		}
+	}
+	sort.Strings(params)
+	var out []chart
+	for pi, param := range params {
+		runs := subset(all, byParam[param])
+		// One series per label: the runs of one store at each point. A
+		// second run of the same store at the same point starts series "#2".
+		labels := baseLabels(runs, "sweep")
+		atPoint := map[string]int{}
+		for i := range runs {
+			k := labels[i] + "\x00" + strconv.FormatFloat(runs[i].Sweep.Value, 'g', -1, 64)
+			atPoint[k]++
+			if n := atPoint[k]; n > 1 {
+				labels[i] += " #" + strconv.Itoa(n)
+			}
+		}
+		var xs []float64
+		seen := map[float64]bool{}
+		for i := range runs {
+			if v := runs[i].Sweep.Value; !seen[v] {
+				seen[v] = true
+				xs = append(xs, v)
+			}
+		}
+		sort.Float64s(xs)
+		logX := xs[0] > 0 && xs[len(xs)-1]/xs[0] >= 8
+		opsChart := chart{ID: fmt.Sprintf("sweep-%d-ops", pi), Kind: "sweep", Title: "Throughput vs " + param,
+			XLabel: param, YLabel: "ops/s", X: xs, XTicks: xs, LogX: logX,
+			Caption: "Each point is one run at that value of " + param + "; a missing point is a run that failed or did not run."}
+		p99Chart := chart{ID: fmt.Sprintf("sweep-%d-p99", pi), Kind: "sweep", Title: "p99 latency vs " + param,
+			XLabel: param, YLabel: "p99 latency (ms, log scale)", X: xs, XTicks: xs, LogX: logX, LogY: true,
+			Caption: "p99 of the store call time (closed loop) or of the response time from the intended start (open loop)."}
+		bySeries := map[string]int{}
+		for i := range runs {
+			r := &runs[i]
+			si, ok := bySeries[labels[i]]
+			if !ok {
+				si = len(opsChart.Series)
+				bySeries[labels[i]] = si
+				opsChart.Series = append(opsChart.Series, series{Label: labels[i], Color: colors[r.Store], Y: nanFloats(len(xs))})
+				p99Chart.Series = append(p99Chart.Series, series{Label: labels[i], Color: colors[r.Store], Y: nanFloats(len(xs))})
+			}
+			if r.Status == bench.StatusFailed || r.Status == bench.StatusServerDown || r.Ops == 0 {
+				continue
+			}
+			xi := sort.SearchFloat64s(xs, r.Sweep.Value)
+			opsChart.Series[si].Y[xi] = r.OpsPerSec
+			if r.LatencyMS.P99 > 0 {
+				p99Chart.Series[si].Y[xi] = r.LatencyMS.P99
+			}
+		}
+		out = append(out, opsChart, p99Chart)
+	}
+	return out
+}
+
+func nanFloats(n int) floats {
+	f := make(floats, n)
+	for i := range f {
+		f[i] = math.NaN()
+	}
+	return f
+}

@@ -1,0 +1,554 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"allot/bench"
+	"allot/internal/sysinfo"
+)
+
+// paletteSize is the number of series colours the stylesheet and script
+// define (classes c0..c9); stores beyond it reuse colours in order.
+const paletteSize = 10
+
+// page is everything the template draws.
+type page struct {
+	Title           string
+	Started         string
+	Command         string
+	RunCount        int
+	FailedCount     int
+	CSP             string
+	Runs            []runView
+	HasOpenLoop     bool
+	HasSweep        bool
+	Published       publishedView
+	Env             []keyValue
+	EnvSummary      string
+	Servers         []serverView
+	ThroughputCount int
+	SpectrumCount   int
+	SweepCount      int
+	Notes           []string
+	UPlotVersion    string
+	UPlotLicense    string
+}
+
+type keyValue struct{ Key, Value string }
+
+// runView is one row of the comparison table and one entry of the checks.
+type runView struct {
+	Number          int
+	Label           string
+	Color           int
+	Store           string
+	Workload        string
+	WorkloadDetail  string
+	Mode            string
+	Workers         int
+	Pipeline        int
+	Durability      string
+	Sweep           string
+	Status          string
+	StatusOK        bool
+	Error           string
+	ErrorSamples    []string
+	Ops             string
+	Seconds         string
+	OpsPerSec       string
+	P50, P99, P999  string
+	Max             string
+	ServiceP99      string
+	LateOps         string
+	Retries         string
+	ConflictRetries string
+	Errors          string
+	CheckOK         bool
+	Violations      []string
+	ViolationCount  int
+	ViolationsMore  int
+}
+
+type serverView struct {
+	Store       string
+	Description string
+}
+
+// newPage builds the view of f. Problems that spoil one chart (a histogram
+// that does not decode) become notes on the page rather than errors, so one
+// bad run does not hide the others.
+func newPage(f *bench.ResultsFile) (*page, *chartSet) {
+	p := &page{
+		Title:        "allot bench report",
+		RunCount:     len(f.Runs),
+		CSP:          contentSecurityPolicy(),
+		UPlotVersion: uPlotVersion,
+		UPlotLicense: uPlotLicense,
+	}
+	if !f.Started.IsZero() {
+		p.Started = f.Started.UTC().Format(time.RFC3339)
+	}
+	p.Command = strings.Join(f.Command, " ")
+	labels := runLabels(f.Runs, "")
+	colors := storeColors(f.Runs)
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		v := newRunView(i, r, labels[i], colors[r.Store])
+		if !v.StatusOK {
+			p.FailedCount++
+		}
+		if r.OpenLoop != nil {
+			p.HasOpenLoop = true
+		}
+		if r.Sweep != nil {
+			p.HasSweep = true
+		}
+		p.Runs = append(p.Runs, v)
+	}
+	p.Published = newPublishedView(f.Runs, labels)
+	p.Env, p.EnvSummary = envRows(f.Environment)
+	p.Servers = servers(f.Runs)
+	charts := newChartSet(f, colors)
+	p.Notes = charts.Notes
+	p.ThroughputCount = len(charts.Throughput)
+	p.SpectrumCount = len(charts.Spectrum)
+	p.SweepCount = len(charts.Sweeps)
+	return p, charts
+}
+
+func newRunView(i int, r *bench.Result, label string, color int) runView {
+	v := runView{
+		Number:          i + 1,
+		Label:           label,
+		Color:           color,
+		Store:           r.Store,
+		Workload:        workloadText(r.Workload),
+		WorkloadDetail:  workloadDetail(r.Workload),
+		Mode:            modeText(r),
+		Workers:         r.Workers,
+		Pipeline:        r.Pipeline,
+		Durability:      r.Durability,
+		Status:          r.Status,
+		StatusOK:        r.Status == bench.StatusOK,
+		Error:           r.Error,
+		ErrorSamples:    r.ErrorSamples,
+		Ops:             intText(r.Ops),
+		Seconds:         strconv.FormatFloat(r.Seconds, 'f', 2, 64),
+		OpsPerSec:       intText(int64(math.Round(r.OpsPerSec))),
+		P50:             msText(r.LatencyMS.P50),
+		P99:             msText(r.LatencyMS.P99),
+		P999:            msText(r.LatencyMS.P999),
+		Max:             msText(r.LatencyMS.Max),
+		Retries:         intText(r.Retries),
+		ConflictRetries: intText(r.ConflictRetries),
+		Errors:          intText(r.Errors),
+		CheckOK:         r.Check.OK,
+		Violations:      r.Check.Violations,
+		ViolationCount:  r.Check.ViolationCount,
+	}
+	if v.Status == "" {
+		v.Status = "unknown"
+	}
+	if r.Sweep != nil {
+		v.Sweep = r.Sweep.Label
+	}
+	if v.ViolationCount < len(v.Violations) {
+		v.ViolationCount = len(v.Violations)
+	}
+	v.ViolationsMore = v.ViolationCount - len(v.Violations)
+	if ol := r.OpenLoop; ol != nil {
+		v.ServiceP99 = msText(ol.ServiceMS.P99)
+		v.LateOps = intText(ol.LateOps)
+		if ol.LateOps > 0 {
+			v.LateOps += " (≤ " + msText(ol.LatenessMaxMS) + " ms)"
+		}
+	}
+	return v
+}
+
+func workloadText(w bench.WorkloadInfo) string {
+	name := w.Name
+	if name == "" {
+		name = "workload"
+	}
+	return fmt.Sprintf("%s, %s rows, %s ops", name, intText(int64(w.Rows)), intText(int64(w.Ops)))
+}
+
+// workloadDetail is the rest of what identifies a workload, for a tooltip.
+func workloadDetail(w bench.WorkloadInfo) string {
+	s := fmt.Sprintf("seed %d", w.Seed)
+	if w.SKUs > 0 {
+		s += fmt.Sprintf(", %s SKUs", intText(int64(w.SKUs)))
+	}
+	if w.File != "" {
+		s += ", op file " + w.File
+	}
+	return s
+}
+
+func modeText(r *bench.Result) string {
+	if r.OpenLoop != nil {
+		return fmt.Sprintf("open %s/s %s", intText(int64(math.Round(r.OpenLoop.Rate))), r.OpenLoop.Arrival)
+	}
+	if r.Mode == "" {
+		return "closed"
+	}
+	return r.Mode
+}
+
+// intText formats n with thousands separators.
+func intText(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// msText formats a latency in ms with three significant digits, enough to
+// compare stores without pretending to a precision HDR buckets do not have.
+func msText(ms float64) string {
+	switch {
+	case math.IsNaN(ms) || math.IsInf(ms, 0):
+		return "—"
+	case ms == 0:
+		return "0"
+	case ms >= 100:
+		return strconv.FormatFloat(ms, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(ms, 'g', 3, 64)
+}
+
+// runAttribute is something that can tell two runs apart.
+type runAttribute struct {
+	name string
+	of   func(r *bench.Result) string
+}
+
+// runAttributes lists them in the order labels name them. Store comes first
+// and is always named.
+func runAttributes() []runAttribute {
+	return []runAttribute{
+		{"store", func(r *bench.Result) string { return r.Store }},
+		{"workload", func(r *bench.Result) string { return r.Workload.Name }},
+		{"durability", func(r *bench.Result) string { return r.Durability }},
+		{"mode", func(r *bench.Result) string { return modeText(r) }},
+		{"workers", func(r *bench.Result) string { return "workers=" + strconv.Itoa(r.Workers) }},
+		{"pipeline", func(r *bench.Result) string { return "pipeline=" + strconv.Itoa(r.Pipeline) }},
+		{"sweep", func(r *bench.Result) string {
+			if r.Sweep == nil {
+				return ""
+			}
+			return r.Sweep.Label + " (sweep)"
+		}},
+	}
+}
+
+// runLabels names each run by its store plus whatever attributes differ
+// among runs, leaving out except (the attribute a chart's axis already
+// shows). Runs alike in every attribute get "#n".
+func runLabels(runs []bench.Result, except string) []string {
+	labels := baseLabels(runs, except)
+	count := map[string]int{}
+	for _, l := range labels {
+		count[l]++
+	}
+	nth := map[string]int{}
+	for i, l := range labels {
+		if count[l] > 1 {
+			nth[l]++
+			labels[i] = l + " #" + strconv.Itoa(nth[l])
+		}
+	}
+	return labels
+}
+
+// baseLabels is runLabels without the numbering of runs alike.
+func baseLabels(runs []bench.Result, except string) []string {
+	attrs := runAttributes()
+	varies := map[string]bool{}
+	for _, a := range attrs {
+		seen := map[string]bool{}
+		for i := range runs {
+			seen[a.of(&runs[i])] = true
+		}
+		varies[a.name] = len(seen) > 1
+	}
+	labels := make([]string, len(runs))
+	for i := range runs {
+		parts := []string{runs[i].Store}
+		for _, a := range attrs[1:] {
+			// The attribute a sweep varies is named by the sweep label, or
+			// by the chart's axis when except is "sweep".
+			swept := a.name == sweepAttribute(&runs[i]) && (except == "sweep" || varies["sweep"])
+			if varies[a.name] && a.name != except && !swept {
+				if v := a.of(&runs[i]); v != "" {
+					parts = append(parts, v)
+				}
+			}
+		}
+		labels[i] = strings.Join(parts, " · ")
+	}
+	return labels
+}
+
+// sweepAttribute is the run attribute a sweep varies ("workers" for
+// --sweep workers=...), so that sweep curves do not repeat it in labels.
+func sweepAttribute(r *bench.Result) string {
+	if r.Sweep == nil {
+		return ""
+	}
+	switch r.Sweep.Param {
+	case "workers":
+		return "workers"
+	case "rate":
+		return "mode"
+	case "rows":
+		return "workload"
+	}
+	return ""
+}
+
+// storeColors gives each store a palette index in order of first
+// appearance, so a store has the same colour in every chart and table.
+func storeColors(runs []bench.Result) map[string]int {
+	colors := map[string]int{}
+	for i := range runs {
+		if _, ok := colors[runs[i].Store]; !ok {
+			colors[runs[i].Store] = len(colors) % paletteSize
+		}
+	}
+	return colors
+}
+
+func servers(runs []bench.Result) []serverView {
+	seen := map[serverView]bool{}
+	var out []serverView
+	for i := range runs {
+		s := serverView{Store: runs[i].Store, Description: runs[i].Description}
+		if s.Description == "" {
+			s.Description = "(in process, or the store did not describe itself)"
+		}
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// envRows lists the environment: the fields sysinfo defines, by name, then
+// any other field the file holds (a newer allot may record more).
+func envRows(raw json.RawMessage) ([]keyValue, string) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, "environment not recorded"
+	}
+	var env sysinfo.Env
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &all); err != nil {
+		return []keyValue{{"environment", "unreadable: " + err.Error()}}, "environment unreadable"
+	}
+	_ = json.Unmarshal(raw, &env) // fields of the wrong type stay zero; all shows them raw below
+	rows := []keyValue{
+		{"CPU", env.CPUModel},
+		{"Logical CPUs", strconv.Itoa(env.Cores)},
+		{"GOMAXPROCS", strconv.Itoa(env.GOMAXPROCS)},
+		{"Memory", memoryText(env.MemoryBytes)},
+		{"OS", env.OS},
+		{"Architecture", env.Arch},
+		{"Kernel", env.Kernel},
+		{"Go", env.GoVersion},
+		{"allot commit", commitText(env)},
+		{"Host", env.Hostname},
+	}
+	known := map[string]bool{"cpu_model": true, "cores": true, "gomaxprocs": true, "memory_bytes": true, "os": true,
+		"arch": true, "kernel": true, "go_version": true, "allot_commit": true, "allot_modified": true, "hostname": true}
+	var extra []string
+	for k := range all {
+		if !known[k] {
+			extra = append(extra, k)
+		}
+	}
+	sort.Strings(extra)
+	for _, k := range extra {
+		rows = append(rows, keyValue{k, strings.Trim(string(all[k]), `"`)})
+	}
+	out := rows[:0]
+	for _, r := range rows {
+		if r.Value != "" && r.Value != "0" {
+			out = append(out, r)
+		}
+	}
+	return out, env.String()
+}
+
+func memoryText(b int64) string {
+	if b <= 0 {
+		return ""
+	}
+	return strconv.FormatFloat(float64(b)/(1<<30), 'f', 1, 64) + " GiB"
+}
+
+func commitText(env sysinfo.Env) string {
+	if env.AllotCommit == "" {
+		return ""
+	}
+	if env.AllotModified {
+		return env.AllotCommit + " (with uncommitted changes)"
+	}
+	return env.AllotCommit
+}
+
+// publishedView is the comparison with figures published elsewhere.
+type publishedView struct {
+	Description string
+	// ScaleFrom is where the bars' log scale starts, in ops/s.
+	ScaleFrom string
+	Rows      []publishedRow
+}
+
+type publishedRow struct {
+	publishedOps float64
+	measuredOps  float64
+	Datastore    string
+	Published    string
+	PublishedPct string
+	HasPublished bool
+	Measured     string
+	MeasuredPct  string
+	HasMeasured  bool
+	// Unpassed says the datastore ran but no run of it passed.
+	Unpassed      bool
+	MeasuredLabel string
+	Same          bool
+	Color         int
+}
+
+// newPublishedView puts each published figure beside the fastest passing
+// run of the same datastore, saying whether that run replayed the same
+// workload; stores with no published figure (allot itself) follow.
+func newPublishedView(runs []bench.Result, labels []string) publishedView {
+	v := publishedView{Description: publishedDescription}
+	best := func(match func(store string) bool) (int, bool) {
+		bi := -1
+		for i := range runs {
+			r := &runs[i]
+			if r.Status != bench.StatusOK || !match(r.Store) {
+				continue
+			}
+			// Prefer a run of the published workload over a faster run of another.
+			if bi < 0 || better(r, &runs[bi]) {
+				bi = i
+			}
+		}
+		return bi, bi >= 0
+	}
+	colors := storeColors(runs)
+	matched := map[string]bool{}
+	for _, pf := range publishedFigures() {
+		row := publishedRow{Datastore: pf.Datastore, HasPublished: true, publishedOps: pf.OpsPerSec,
+			Published: intText(int64(pf.OpsPerSec)), Color: -1}
+		if i, ok := best(pf.matches); ok {
+			fillMeasured(&row, &runs[i], colors[runs[i].Store])
+		}
+		for i := range runs {
+			if pf.matches(runs[i].Store) {
+				matched[runs[i].Store] = true
+				row.Unpassed = !row.HasMeasured
+			}
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	var others []string
+	for i := range runs {
+		s := runs[i].Store
+		if !matched[s] {
+			matched[s] = true
+			others = append(others, s)
+		}
+	}
+	for _, s := range others {
+		row := publishedRow{Datastore: s, Published: "no published figure", Color: -1}
+		if i, ok := best(func(store string) bool { return store == s }); ok {
+			fillMeasured(&row, &runs[i], colors[s])
+		} else {
+			row.Unpassed = true
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	// Bars share one log scale: measured figures here may be hundreds of
+	// times the published ones, and a linear bar would flatten the latter.
+	lo, hi := math.Inf(1), 0.0
+	for _, r := range v.Rows {
+		for _, x := range []float64{r.publishedOps, r.measuredOps} {
+			if x > 0 {
+				lo, hi = math.Min(lo, x), math.Max(hi, x)
+			}
+		}
+	}
+	v.ScaleFrom = intText(int64(logFloor(lo)))
+	for i := range v.Rows {
+		r := &v.Rows[i]
+		r.PublishedPct = logPct(r.publishedOps, lo, hi)
+		r.MeasuredPct = logPct(r.measuredOps, lo, hi)
+	}
+	return v
+}
+
+// better prefers the run closest to the published one: the same workload,
+// else the same worker count, else the faster.
+func better(a, b *bench.Result) bool {
+	if sa, sb := sameAsPublished(a), sameAsPublished(b); sa != sb {
+		return sa
+	}
+	if wa, wb := a.Workers == publishedWorkers, b.Workers == publishedWorkers; wa != wb {
+		return wa
+	}
+	return a.OpsPerSec > b.OpsPerSec
+}
+
+func fillMeasured(row *publishedRow, r *bench.Result, color int) {
+	row.HasMeasured = true
+	row.measuredOps = r.OpsPerSec
+	row.Measured = intText(int64(math.Round(r.OpsPerSec)))
+	row.Same = sameAsPublished(r)
+	row.Color = color
+	row.MeasuredLabel = fmt.Sprintf("%s, %s ops, %d workers, %s, %s", r.Workload.Name, intText(r.Ops), r.Workers, modeText(r), r.Durability)
+}
+
+// logFloor is the power of ten at or below v (the bar scale's origin).
+func logFloor(v float64) float64 {
+	if v <= 0 || math.IsInf(v, 0) {
+		return 1
+	}
+	return math.Pow(10, math.Floor(math.Log10(v)))
+}
+
+// logPct is v's bar width in percent on a log scale from logFloor(lo) to hi.
+func logPct(v, lo, hi float64) string {
+	if v <= 0 || hi <= 0 {
+		return "0"
+	}
+	from, to := math.Log10(logFloor(lo)), math.Log10(hi)
+	if to <= from {
+		return "100"
+	}
+	return strconv.FormatFloat(math.Max(1, 100*(math.Log10(v)-from)/(to-from)), 'f', 1, 64)
+}
