@@ -23,8 +23,16 @@ type Options struct {
 	// Dir holds the segments and snapshots; it is created if missing.
 	Dir string
 	// SegmentBytes is the size past which a new segment is started
-	// (default 64 MiB).
+	// (default 16 MiB).
 	SegmentBytes int64
+	// NoPreallocate turns off zero-filling segments ahead of use. By
+	// default every segment is written full of zeros and synced before it
+	// takes frames, so that a frame write changes no file size and an
+	// fdatasync flushes data only, not metadata: on ext4 that measured
+	// ~105-115 µs per write+fdatasync against ~155-160 µs when appending.
+	// The next segment is prepared in the background while the current one
+	// fills.
+	NoPreallocate bool
 	// Logger receives recovery notices (a cut tail); nil discards them.
 	Logger *slog.Logger
 }
@@ -38,7 +46,7 @@ func (o *Options) Validate() error {
 		return errors.New("journal: no directory given")
 	}
 	if o.SegmentBytes == 0 {
-		o.SegmentBytes = 64 << 20
+		o.SegmentBytes = 16 << 20
 	}
 	if o.SegmentBytes < 4096 {
 		return fmt.Errorf("journal: segment size %d is below 4096 bytes", o.SegmentBytes)
@@ -79,6 +87,8 @@ type Journal struct {
 	nextLSN      uint64 // LSN of the next op Add will get
 	written      int64  // bytes in the current segment
 
+	spare chan spareResult // the next segment being preallocated, or nil
+
 	mu       sync.Mutex // guards file swaps and segments against Sync and snapshots
 	file     vfs.File
 	segments []segment // oldest first; the last is the current one
@@ -90,6 +100,14 @@ type Journal struct {
 }
 
 func segmentName(lsn uint64) string { return fmt.Sprintf("journal-%020d.log", lsn) }
+
+// spareName is the preallocated file that becomes the next segment.
+const spareName = "segment.spare"
+
+type spareResult struct {
+	file vfs.File
+	err  error
+}
 
 func parseName(name, prefix, suffix string) (uint64, bool) {
 	if !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, suffix) {
@@ -121,8 +139,9 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 			snaps = append(snaps, lsn)
 		} else if lsn, ok := parseName(name, "journal-", ".log"); ok {
 			segs = append(segs, segment{name: name, firstLSN: lsn})
-		} else if strings.HasSuffix(name, ".snap.tmp") {
-			// A snapshot that was being written when the process stopped.
+		} else if strings.HasSuffix(name, ".snap.tmp") || name == spareName {
+			// A snapshot or a spare segment that was being written when the
+			// process stopped.
 			_ = fs.Remove(path.Join(dir, name))
 		}
 	}
@@ -173,6 +192,9 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 		off := 0
 		for off < len(buf) {
 			h, size, bad := parseFrame(buf[off:])
+			if bad != "" && allZero(buf[off:]) {
+				break // the preallocated, never written end of a segment
+			}
 			if bad != "" {
 				if !last {
 					return nil, nil, rec, &CorruptionError{File: name, Offset: int64(off), Reason: bad + " in a segment that is not the last"}
@@ -180,11 +202,13 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 				if j := findValidFrame(buf[off:]); j >= 0 {
 					return nil, nil, rec, &CorruptionError{File: name, Offset: int64(off), Reason: bad + fmt.Sprintf("; a valid frame follows at offset %d", off+j)}
 				}
-				rec.TailCut, rec.TailFile = int64(len(buf)-off), name
+				// Report the bytes that held something, not the zeros of a
+				// preallocated segment after them.
+				rec.TailCut, rec.TailFile = int64(lastNonZero(buf[off:])+1), name
 				if err := cutTail(fs, name, int64(off)); err != nil {
 					return nil, nil, rec, err
 				}
-				opts.Logger.Warn("journal: cut a torn tail", "file", name, "offset", off, "bytes", len(buf)-off, "reason", bad)
+				opts.Logger.Warn("journal: cut a torn tail", "file", name, "offset", off, "bytes", rec.TailCut, "reason", bad)
 				buf = buf[:off]
 				break
 			}
@@ -271,9 +295,9 @@ func (j *Journal) startSegment(firstLSN uint64) error {
 		// emptied it: start it again.
 		j.segments = j.segments[:n-1]
 	}
-	f, err := j.opts.FS.Create(full)
+	f, err := j.newSegmentFile(full)
 	if err != nil {
-		return fmt.Errorf("journal: create segment %s: %w", full, err)
+		return err
 	}
 	if err := j.opts.FS.SyncDir(j.opts.Dir); err != nil {
 		f.Close()
@@ -282,7 +306,77 @@ func (j *Journal) startSegment(firstLSN uint64) error {
 	j.file = f
 	j.written = 0
 	j.segments = append(j.segments, segment{name: name, firstLSN: firstLSN})
+	if !j.opts.NoPreallocate {
+		j.spare = make(chan spareResult, 1)
+		go func(ch chan<- spareResult) {
+			f, err := j.preallocate(path.Join(j.opts.Dir, spareName))
+			ch <- spareResult{f, err}
+		}(j.spare)
+	}
 	return nil
+}
+
+// newSegmentFile returns the file for a new segment named full: the spare
+// prepared in the background when there is one, else a file made now.
+func (j *Journal) newSegmentFile(full string) (vfs.File, error) {
+	if j.spare != nil {
+		res := <-j.spare
+		j.spare = nil
+		if res.err == nil {
+			if err := j.opts.FS.Rename(path.Join(j.opts.Dir, spareName), full); err == nil {
+				return res.file, nil
+			}
+			res.file.Close()
+		}
+		// The spare failed; make the segment the slow way.
+	}
+	if j.opts.NoPreallocate {
+		f, err := j.opts.FS.Create(full)
+		if err != nil {
+			return nil, fmt.Errorf("journal: create segment %s: %w", full, err)
+		}
+		return f, nil
+	}
+	return j.preallocate(full)
+}
+
+// preallocate creates name full of SegmentBytes zeros, synced.
+func (j *Journal) preallocate(name string) (vfs.File, error) {
+	f, err := j.opts.FS.Create(name)
+	if err != nil {
+		return nil, fmt.Errorf("journal: create segment %s: %w", name, err)
+	}
+	zeros := make([]byte, min(1<<20, j.opts.SegmentBytes))
+	for off := int64(0); off < j.opts.SegmentBytes && err == nil; off += int64(len(zeros)) {
+		_, err = f.WriteAt(zeros[:min(int64(len(zeros)), j.opts.SegmentBytes-off)], off)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		f.Close()
+		j.opts.FS.Remove(name)
+		return nil, fmt.Errorf("journal: preallocate segment %s: %w", name, err)
+	}
+	return f, nil
+}
+
+func lastNonZero(b []byte) int {
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] != 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // NextLSN returns the LSN the next added op will get.
@@ -325,13 +419,13 @@ func (j *Journal) WriteFrame(frame []byte) error {
 	if len(frame) == 0 {
 		return nil
 	}
-	if j.written >= j.opts.SegmentBytes {
+	if j.written > 0 && j.written+int64(len(frame)) > j.opts.SegmentBytes {
 		// The new segment is named by the frame's first op.
 		if err := j.startSegment(binary.LittleEndian.Uint64(frame[12:])); err != nil {
 			return err
 		}
 	}
-	n, err := j.file.Write(frame)
+	n, err := j.file.WriteAt(frame, j.written)
 	j.written += int64(n)
 	j.bytes.Add(int64(n))
 	if err != nil {
@@ -408,6 +502,13 @@ func (j *Journal) Close() error {
 		return nil
 	}
 	j.closed = true
+	if j.spare != nil {
+		if res := <-j.spare; res.err == nil {
+			res.file.Close()
+			j.opts.FS.Remove(path.Join(j.opts.Dir, spareName))
+		}
+		j.spare = nil
+	}
 	err := j.file.Sync()
 	if cerr := j.file.Close(); err == nil {
 		err = cerr

@@ -63,6 +63,16 @@ type faultyFile struct {
 }
 
 func (f *faultyFile) Write(p []byte) (int, error) {
+	return f.write(p, func(b []byte) (int, error) { return f.File.Write(b) })
+}
+
+func (f *faultyFile) WriteAt(p []byte, off int64) (int, error) {
+	return f.write(p, func(b []byte) (int, error) { return f.File.WriteAt(b, off) })
+}
+
+// write stores what the byte budget allows of p, and fails if that is not
+// all of it: a torn write.
+func (f *faultyFile) write(p []byte, write func([]byte) (int, error)) (int, error) {
 	f.fs.mu.Lock()
 	allowed := int64(len(p))
 	if f.fs.writeBytesMax > 0 {
@@ -70,7 +80,7 @@ func (f *faultyFile) Write(p []byte) (int, error) {
 	}
 	f.fs.written += allowed
 	f.fs.mu.Unlock()
-	n, err := f.File.Write(p[:allowed])
+	n, err := write(p[:allowed])
 	if err != nil {
 		return n, err
 	}

@@ -25,10 +25,47 @@ type Mem struct {
 	locks map[string]bool
 }
 
+// memNode keeps a file's current bytes and its durable bytes (as of the
+// last Sync). Writes since then fall in one range, [dirtyFrom, dirtyTo):
+// enough for files written front to back, as the journal writes them.
 type memNode struct {
-	mu     sync.Mutex
-	data   []byte
-	synced int // len(data) at the last Sync; bytes before it are durable
+	mu        sync.Mutex
+	data      []byte
+	durable   []byte
+	dirtyFrom int // -1: nothing written since the last Sync
+	dirtyTo   int
+}
+
+func newMemNode(data []byte) *memNode {
+	return &memNode{data: data, durable: append([]byte(nil), data...), dirtyFrom: -1}
+}
+
+// written records a write of [off, off+n).
+func (n *memNode) written(off, size int) {
+	if size == 0 {
+		return
+	}
+	if n.dirtyFrom < 0 {
+		n.dirtyFrom, n.dirtyTo = off, off+size
+		return
+	}
+	n.dirtyFrom = min(n.dirtyFrom, off)
+	n.dirtyTo = max(n.dirtyTo, off+size)
+}
+
+func (n *memNode) sync() {
+	if n.dirtyFrom < 0 {
+		if len(n.durable) != len(n.data) {
+			n.durable = append(n.durable[:0], n.data...)
+		}
+		return
+	}
+	if len(n.durable) < len(n.data) {
+		n.durable = append(n.durable, make([]byte, len(n.data)-len(n.durable))...)
+	}
+	n.durable = n.durable[:len(n.data)]
+	copy(n.durable[n.dirtyFrom:n.dirtyTo], n.data[n.dirtyFrom:n.dirtyTo])
+	n.dirtyFrom = -1
 }
 
 var _ FS = (*Mem)(nil)
@@ -47,7 +84,7 @@ func (m *Mem) Create(name string) (File, error) {
 	if !m.dirs[path.Dir(name)] {
 		return nil, &os.PathError{Op: "create", Path: name, Err: os.ErrNotExist}
 	}
-	n := &memNode{}
+	n := newMemNode(nil)
 	m.files[name] = n
 	return &memFile{name: name, node: n, write: true}, nil
 }
@@ -139,14 +176,17 @@ func (m *Mem) Crash(keep func(name string, unsynced int) int) *Mem {
 	}
 	for name, n := range m.files {
 		n.mu.Lock()
-		size := n.synced
-		if keep != nil {
-			k := keep(name, len(n.data)-n.synced)
-			size += max(0, min(k, len(n.data)-n.synced))
+		data := append([]byte(nil), n.durable...)
+		if n.dirtyFrom >= 0 && keep != nil {
+			// A prefix of the unsynced range reached the disk.
+			k := max(0, min(keep(name, n.dirtyTo-n.dirtyFrom), n.dirtyTo-n.dirtyFrom))
+			if end := n.dirtyFrom + k; end > len(data) {
+				data = append(data, make([]byte, end-len(data))...)
+			}
+			copy(data[n.dirtyFrom:], n.data[n.dirtyFrom:n.dirtyFrom+k])
 		}
-		data := append([]byte(nil), n.data[:size]...)
 		n.mu.Unlock()
-		c.files[name] = &memNode{data: data, synced: len(data)}
+		c.files[name] = newMemNode(data)
 	}
 	return c
 }
@@ -195,8 +235,29 @@ func (f *memFile) Write(p []byte) (int, error) {
 		return 0, &os.PathError{Op: "write", Path: f.name, Err: os.ErrPermission}
 	}
 	f.node.mu.Lock()
+	f.node.written(len(f.node.data), len(p))
 	f.node.data = append(f.node.data, p...)
 	f.node.mu.Unlock()
+	return len(p), nil
+}
+
+func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
+	if f.closed {
+		return 0, &os.PathError{Op: "write", Path: f.name, Err: os.ErrClosed}
+	}
+	if !f.write {
+		return 0, &os.PathError{Op: "write", Path: f.name, Err: os.ErrPermission}
+	}
+	if off < 0 {
+		return 0, &os.PathError{Op: "write", Path: f.name, Err: os.ErrInvalid}
+	}
+	f.node.mu.Lock()
+	defer f.node.mu.Unlock()
+	if end := int(off) + len(p); end > len(f.node.data) {
+		f.node.data = append(f.node.data, make([]byte, end-len(f.node.data))...)
+	}
+	copy(f.node.data[off:], p)
+	f.node.written(int(off), len(p))
 	return len(p), nil
 }
 
@@ -218,7 +279,7 @@ func (f *memFile) Sync() error {
 		return &os.PathError{Op: "sync", Path: f.name, Err: os.ErrClosed}
 	}
 	f.node.mu.Lock()
-	f.node.synced = len(f.node.data)
+	f.node.sync()
 	f.node.mu.Unlock()
 	return nil
 }
@@ -229,8 +290,14 @@ func (f *memFile) Truncate(size int64) error {
 	if size < 0 || size > int64(len(f.node.data)) {
 		return fmt.Errorf("vfs: truncate %s to %d: file has %d bytes", f.name, size, len(f.node.data))
 	}
+	// A truncate is treated as durable at once, like directory entries.
 	f.node.data = f.node.data[:size]
-	f.node.synced = min(f.node.synced, int(size))
+	f.node.durable = f.node.durable[:min(len(f.node.durable), int(size))]
+	if f.node.dirtyFrom >= int(size) {
+		f.node.dirtyFrom = -1
+	} else if f.node.dirtyFrom >= 0 {
+		f.node.dirtyTo = min(f.node.dirtyTo, int(size))
+	}
 	return nil
 }
 

@@ -9,10 +9,13 @@ import (
 )
 
 // File is an open file. A File is used by one goroutine at a time, except
-// that Sync may run concurrently with Write (the journal syncs on one
-// goroutine while the next batch is written on another).
+// that Sync may run concurrently with Write and WriteAt (the journal syncs
+// on one goroutine while the next batch is written on another).
 type File interface {
 	io.Writer
+	// WriteAt writes at an offset: the journal overwrites the zeros of a
+	// preallocated segment. Not valid on a file opened with OpenAppend.
+	io.WriterAt
 	io.ReaderAt
 	io.Closer
 	// Sync makes every byte written so far durable (fdatasync).
