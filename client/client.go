@@ -1,0 +1,227 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"allot/inventory"
+)
+
+// Config configures a Client.
+type Config struct {
+	// Addr is the server's RESP address, host:port.
+	Addr string
+	// Password is sent with AUTH on every new connection when set.
+	Password string
+	// PoolSize bounds the open connections (default 16). Conn waits for a
+	// free one when all are in use.
+	PoolSize int
+	// DialTimeout bounds connecting and authenticating (default 5s).
+	DialTimeout time.Duration
+	// ReadBufferBytes is each connection's read buffer (default 16 KiB).
+	ReadBufferBytes int
+}
+
+// Validate fills defaults and checks the fields.
+func (c *Config) Validate() error {
+	if c.Addr == "" {
+		return errors.New("client: no server address")
+	}
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		return fmt.Errorf("client: address %q: %w", c.Addr, err)
+	}
+	if c.PoolSize == 0 {
+		c.PoolSize = 16
+	}
+	if c.PoolSize < 0 {
+		return fmt.Errorf("client: pool size must be positive, got %d", c.PoolSize)
+	}
+	if c.DialTimeout == 0 {
+		c.DialTimeout = 5 * time.Second
+	}
+	if c.ReadBufferBytes == 0 {
+		c.ReadBufferBytes = 16 << 10
+	}
+	if c.ReadBufferBytes < 512 {
+		return fmt.Errorf("client: read buffer must be at least 512 bytes, got %d", c.ReadBufferBytes)
+	}
+	if strings.ContainsAny(c.Password, "\r\n") {
+		return errors.New("client: the password must not contain CR or LF")
+	}
+	return nil
+}
+
+// ErrClosed is returned by a Client used after Close.
+var ErrClosed = errors.New("client: closed")
+
+// ServerError is an error reply outside the op outcomes of the contract:
+// the server refused the client (NOAUTH, WRONGPASS, max number of clients)
+// or the request (an -ERR to a non-op command).
+type ServerError struct {
+	Msg string // the reply without its leading '-'
+}
+
+func (e *ServerError) Error() string { return "client: server said: " + e.Msg }
+
+// Client is a pool of connections to one server.
+type Client struct {
+	cfg   Config
+	slots chan struct{} // one token per connection that may be open
+	idle  chan *Conn
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// New returns a client. It does not connect: the first Conn does. Use
+// Ping to check that the server answers.
+func New(cfg Config) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Client{
+		cfg:   cfg,
+		slots: make(chan struct{}, cfg.PoolSize),
+		idle:  make(chan *Conn, cfg.PoolSize),
+	}, nil
+}
+
+// Conn takes a connection from the pool, dialing one if none is idle, and
+// waits while PoolSize connections are in use. Close gives it back.
+func (c *Client) Conn(ctx context.Context) (*Conn, error) {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	select {
+	case cn := <-c.idle:
+		cn.inUse = true
+		return cn, nil
+	default:
+	}
+	select {
+	case cn := <-c.idle:
+		cn.inUse = true
+		return cn, nil
+	case c.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("client: waiting for a free connection: %w", ctx.Err())
+	}
+	cn, err := dial(ctx, c)
+	if err != nil {
+		<-c.slots
+		return nil, err
+	}
+	cn.inUse = true
+	return cn, nil
+}
+
+// put returns a healthy connection to the pool, or closes a broken one.
+func (c *Client) put(cn *Conn) {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if cn.broken != nil || closed {
+		cn.nc.Close()
+		<-c.slots
+		return
+	}
+	select {
+	case c.idle <- cn:
+	default:
+		// Cannot happen: idle holds at most PoolSize and each has a slot.
+		cn.nc.Close()
+		<-c.slots
+	}
+}
+
+// Close closes the idle connections; connections in use are closed when
+// given back.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	for {
+		select {
+		case cn := <-c.idle:
+			cn.nc.Close()
+			<-c.slots
+		default:
+			return nil
+		}
+	}
+}
+
+// with runs fn on a pooled connection.
+func (c *Client) with(ctx context.Context, fn func(*Conn) error) error {
+	cn, err := c.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	err = fn(cn)
+	cn.Close()
+	return err
+}
+
+// Do runs one op on a pooled connection. lines is the buffer for a
+// capture's allocation.
+func (c *Client) Do(ctx context.Context, op inventory.Op, lines []inventory.Line) (res inventory.Result, err error) {
+	err = c.with(ctx, func(cn *Conn) error {
+		res, err = cn.Do(ctx, op, lines)
+		return err
+	})
+	return res, err
+}
+
+// Capture takes n units of group g.
+func (c *Client) Capture(ctx context.Context, g inventory.GroupKey, n int64, lines []inventory.Line) (inventory.Result, error) {
+	return c.Do(ctx, inventory.Capture(g, n), lines)
+}
+
+// Release adds n units back to row k.
+func (c *Client) Release(ctx context.Context, k inventory.RowKey, n int64) (inventory.Result, error) {
+	return c.Do(ctx, inventory.Release(k, n), nil)
+}
+
+// Stock sets row k's count and price.
+func (c *Client) Stock(ctx context.Context, k inventory.RowKey, count, price int64) (inventory.Result, error) {
+	return c.Do(ctx, inventory.Stock(k, count, price), nil)
+}
+
+// Get reads row k: CodeOK with Count and Price, or CodeNotFound.
+func (c *Client) Get(ctx context.Context, k inventory.RowKey) (inventory.Result, error) {
+	return c.Do(ctx, inventory.Get(k), nil)
+}
+
+// Available reads group g's total into Result.Count.
+func (c *Client) Available(ctx context.Context, g inventory.GroupKey) (inventory.Result, error) {
+	return c.Do(ctx, inventory.Available(g), nil)
+}
+
+// Pipeline sends ops on one pooled connection in one write and reads their
+// replies; see Conn.Pipeline.
+func (c *Client) Pipeline(ctx context.Context, ops []inventory.Op, results []inventory.Result) error {
+	return c.with(ctx, func(cn *Conn) error { return cn.Pipeline(ctx, ops, results) })
+}
+
+// Ping checks that the server answers.
+func (c *Client) Ping(ctx context.Context) error {
+	return c.with(ctx, func(cn *Conn) error { return cn.Ping(ctx) })
+}
+
+// Hello returns the server's HELLO 2 fields (server, version, proto, id,
+// mode, role, durability).
+func (c *Client) Hello(ctx context.Context) (info map[string]string, err error) {
+	err = c.with(ctx, func(cn *Conn) error {
+		info, err = cn.Hello(ctx)
+		return err
+	})
+	return info, err
+}

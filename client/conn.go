@@ -1,0 +1,590 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"time"
+
+	"allot/inventory"
+)
+
+// internEntriesMax bounds a connection's table of warehouse ids, so that
+// capture replies naming the same warehouses do not allocate a string each.
+const internEntriesMax = 4096
+
+// Conn is one connection to the server. It is used by one goroutine.
+//
+// A request (or a whole pipeline) is encoded into one buffer and sent with
+// one write; replies are parsed straight from the read buffer without
+// copying, except warehouse ids, which are interned.
+type Conn struct {
+	client *Client
+	inUse  bool // between Client.Conn and Close
+	nc     net.Conn
+	rd     *bufio.Reader
+	out    []byte
+	intern map[string]string
+
+	deadline bool  // a deadline is set on nc
+	broken   error // the connection is out of step; never reuse it
+}
+
+func dial(ctx context.Context, c *Client) (*Conn, error) {
+	dctx, cancel := context.WithTimeout(ctx, c.cfg.DialTimeout)
+	defer cancel()
+	var d net.Dialer
+	nc, err := d.DialContext(dctx, "tcp", c.cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("client: connect to %s: %w", c.cfg.Addr, err)
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	cn := &Conn{
+		client: c,
+		nc:     nc,
+		rd:     bufio.NewReaderSize(nc, c.cfg.ReadBufferBytes),
+		intern: make(map[string]string),
+	}
+	if c.cfg.Password != "" {
+		if err := cn.auth(dctx, c.cfg.Password); err != nil {
+			nc.Close()
+			return nil, err
+		}
+	}
+	return cn, nil
+}
+
+// Close gives the connection back to its pool (or closes it if it broke).
+func (cn *Conn) Close() error {
+	if !cn.inUse {
+		return nil
+	}
+	cn.inUse = false
+	cn.client.put(cn)
+	return nil
+}
+
+// Err returns why the connection broke, or nil.
+func (cn *Conn) Err() error { return cn.broken }
+
+// begin prepares a round trip: it refuses a broken connection and applies
+// ctx's deadline and cancellation. The returned func undoes the latter.
+func (cn *Conn) begin(ctx context.Context) (func(), error) {
+	if cn.broken != nil {
+		return nil, cn.broken
+	}
+	if !cn.inUse {
+		return nil, errors.New("client: connection used after Close")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		cn.nc.SetDeadline(dl)
+		cn.deadline = true
+	} else if cn.deadline {
+		cn.nc.SetDeadline(time.Time{})
+		cn.deadline = false
+	}
+	if ctx.Done() == nil {
+		return func() {}, nil
+	}
+	stop := context.AfterFunc(ctx, func() { cn.nc.SetDeadline(time.Unix(1, 0)) })
+	return func() { stop() }, nil
+}
+
+// fail marks the connection broken with err (or ctx's error, when the
+// context ended and caused it) and returns that error.
+func (cn *Conn) fail(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		err = fmt.Errorf("client: %w (%v)", ctxErr, err)
+	} else if _, ok := err.(*protocolError); !ok {
+		err = fmt.Errorf("client: %s: %w", cn.client.cfg.Addr, err)
+	}
+	cn.broken = err
+	return err
+}
+
+func (cn *Conn) flush() error {
+	_, err := cn.nc.Write(cn.out)
+	return err
+}
+
+// Do runs one op. lines is the buffer for a capture's allocation.
+func (cn *Conn) Do(ctx context.Context, op inventory.Op, lines []inventory.Line) (inventory.Result, error) {
+	end, err := cn.begin(ctx)
+	if err != nil {
+		return inventory.Result{}, err
+	}
+	defer end()
+	cn.out = appendOp(cn.out[:0], &op)
+	if err := cn.flush(); err != nil {
+		return inventory.Result{}, cn.fail(ctx, err)
+	}
+	res := inventory.Result{Lines: lines}
+	if err := cn.readResult(op.Kind, &res); err != nil {
+		return inventory.Result{}, cn.fail(ctx, err)
+	}
+	return res, nil
+}
+
+// Capture takes n units of group g.
+func (cn *Conn) Capture(ctx context.Context, g inventory.GroupKey, n int64, lines []inventory.Line) (inventory.Result, error) {
+	return cn.Do(ctx, inventory.Capture(g, n), lines)
+}
+
+// Release adds n units back to row k.
+func (cn *Conn) Release(ctx context.Context, k inventory.RowKey, n int64) (inventory.Result, error) {
+	return cn.Do(ctx, inventory.Release(k, n), nil)
+}
+
+// Stock sets row k's count and price.
+func (cn *Conn) Stock(ctx context.Context, k inventory.RowKey, count, price int64) (inventory.Result, error) {
+	return cn.Do(ctx, inventory.Stock(k, count, price), nil)
+}
+
+// Get reads row k.
+func (cn *Conn) Get(ctx context.Context, k inventory.RowKey) (inventory.Result, error) {
+	return cn.Do(ctx, inventory.Get(k), nil)
+}
+
+// Available reads group g's total into Result.Count.
+func (cn *Conn) Available(ctx context.Context, g inventory.GroupKey) (inventory.Result, error) {
+	return cn.Do(ctx, inventory.Available(g), nil)
+}
+
+// Pipeline sends every op in one write, then reads the replies in order
+// into results (len(results) must be at least len(ops)). A capture's lines
+// go into results[i].Lines, reusing its capacity, so a caller that keeps
+// results between calls does not allocate. On an error the outcome of every
+// op is unknown and the connection is discarded.
+func (cn *Conn) Pipeline(ctx context.Context, ops []inventory.Op, results []inventory.Result) error {
+	if len(results) < len(ops) {
+		return fmt.Errorf("client: %d results for %d ops", len(results), len(ops))
+	}
+	end, err := cn.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer end()
+	cn.out = cn.out[:0]
+	for i := range ops {
+		cn.out = appendOp(cn.out, &ops[i])
+	}
+	if err := cn.flush(); err != nil {
+		return cn.fail(ctx, err)
+	}
+	for i := range ops {
+		r := &results[i]
+		*r = inventory.Result{Lines: r.Lines}
+		if err := cn.readResult(ops[i].Kind, r); err != nil {
+			return cn.fail(ctx, err)
+		}
+	}
+	return nil
+}
+
+// Ping sends PING and expects PONG.
+func (cn *Conn) Ping(ctx context.Context) error {
+	end, err := cn.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer end()
+	cn.out = append(cn.out[:0], "*1\r\n$4\r\nPING\r\n"...)
+	if err := cn.flush(); err != nil {
+		return cn.fail(ctx, err)
+	}
+	line, err := cn.line()
+	if err != nil {
+		return cn.fail(ctx, err)
+	}
+	if string(line) != "+PONG" {
+		return cn.fail(ctx, unexpected("PING", line))
+	}
+	return nil
+}
+
+func (cn *Conn) auth(ctx context.Context, password string) error {
+	if dl, ok := ctx.Deadline(); ok {
+		cn.nc.SetDeadline(dl)
+		defer cn.nc.SetDeadline(time.Time{})
+	}
+	cn.out = appendCommand(cn.out[:0], "AUTH", password)
+	if err := cn.flush(); err != nil {
+		return fmt.Errorf("client: %s: AUTH: %w", cn.client.cfg.Addr, err)
+	}
+	line, err := cn.line()
+	if err != nil {
+		return fmt.Errorf("client: %s: AUTH: %w", cn.client.cfg.Addr, err)
+	}
+	if len(line) > 0 && line[0] == '-' {
+		return &ServerError{Msg: string(line[1:])}
+	}
+	if string(line) != "+OK" {
+		return unexpected("AUTH", line)
+	}
+	return nil
+}
+
+// Hello sends HELLO 2 and returns the server's fields as strings.
+func (cn *Conn) Hello(ctx context.Context) (map[string]string, error) {
+	end, err := cn.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	cn.out = appendCommand(cn.out[:0], "HELLO", "2")
+	if err := cn.flush(); err != nil {
+		return nil, cn.fail(ctx, err)
+	}
+	line, err := cn.line()
+	if err != nil {
+		return nil, cn.fail(ctx, err)
+	}
+	if len(line) > 0 && line[0] == '-' {
+		return nil, &ServerError{Msg: string(line[1:])}
+	}
+	n, ok := header(line, '*')
+	if !ok || n%2 != 0 {
+		return nil, cn.fail(ctx, unexpected("HELLO", line))
+	}
+	info := make(map[string]string, n/2)
+	var key string
+	for i := 0; i < n; i++ {
+		v, err := cn.scalar()
+		if err != nil {
+			return nil, cn.fail(ctx, err)
+		}
+		if i%2 == 0 {
+			key = v
+		} else {
+			info[key] = v
+		}
+	}
+	return info, nil
+}
+
+// scalar reads a bulk string or an integer as a string; an array is read
+// and skipped (shown as "").
+func (cn *Conn) scalar() (string, error) {
+	line, err := cn.line()
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case len(line) > 0 && line[0] == ':':
+		return string(line[1:]), nil
+	case len(line) > 0 && line[0] == '$':
+		b, err := cn.bulk(line)
+		return string(b), err
+	case len(line) > 0 && line[0] == '*':
+		n, ok := header(line, '*')
+		if !ok {
+			return "", unexpected("HELLO", line)
+		}
+		for range n {
+			if _, err := cn.scalar(); err != nil {
+				return "", err
+			}
+		}
+		return "", nil
+	}
+	return "", unexpected("HELLO", line)
+}
+
+// protocolError is a reply that the contract does not allow at that point.
+type protocolError struct{ msg string }
+
+func (e *protocolError) Error() string { return e.msg }
+
+func unexpected(cmd string, line []byte) error {
+	if len(line) > 80 {
+		line = line[:80]
+	}
+	return &protocolError{msg: fmt.Sprintf("client: unexpected reply to %s: %q", cmd, line)}
+}
+
+// line reads one reply line without its CRLF. The slice is valid until the
+// next read.
+func (cn *Conn) line() ([]byte, error) {
+	line, err := cn.rd.ReadSlice('\n')
+	if err != nil {
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return nil, &protocolError{msg: "client: reply line longer than the read buffer"}
+		}
+		if errors.Is(err, io.EOF) && len(line) == 0 {
+			return nil, io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	if len(line) < 2 || line[len(line)-2] != '\r' {
+		return nil, &protocolError{msg: "client: reply line not ended by CRLF"}
+	}
+	return line[:len(line)-2], nil
+}
+
+// header parses "<prefix><int>".
+func header(line []byte, prefix byte) (int, bool) {
+	if len(line) < 2 || line[0] != prefix {
+		return 0, false
+	}
+	v, ok := parseInt(line[1:])
+	return int(v), ok && v >= -1 && v <= 1<<31
+}
+
+func parseInt(b []byte) (int64, bool) {
+	neg := false
+	if len(b) > 0 && b[0] == '-' {
+		neg, b = true, b[1:]
+	}
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	if v > 1<<63-1 {
+		return 0, false
+	}
+	if neg {
+		return -int64(v), true
+	}
+	return int64(v), true
+}
+
+// bulk reads the payload of a bulk string whose header is line. The slice
+// is valid until the next read.
+func (cn *Conn) bulk(line []byte) ([]byte, error) {
+	n, ok := header(line, '$')
+	if !ok || n < 0 {
+		return nil, unexpected("bulk", line)
+	}
+	if n+2 <= cn.rd.Size() {
+		b, err := cn.rd.Peek(n + 2)
+		if err != nil {
+			return nil, err
+		}
+		if b[n] != '\r' || b[n+1] != '\n' {
+			return nil, &protocolError{msg: "client: bulk string not ended by CRLF"}
+		}
+		cn.rd.Discard(n + 2)
+		return b[:n], nil
+	}
+	b := make([]byte, n+2)
+	if _, err := io.ReadFull(cn.rd, b); err != nil {
+		return nil, err
+	}
+	return b[:n], nil
+}
+
+func (cn *Conn) internBytes(b []byte) string {
+	if s, ok := cn.intern[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(cn.intern) < internEntriesMax {
+		cn.intern[s] = s
+	}
+	return s
+}
+
+func (cn *Conn) integer(cmd string) (int64, error) {
+	line, err := cn.line()
+	if err != nil {
+		return 0, err
+	}
+	if len(line) < 2 || line[0] != ':' {
+		return 0, unexpected(cmd, line)
+	}
+	v, ok := parseInt(line[1:])
+	if !ok {
+		return 0, unexpected(cmd, line)
+	}
+	return v, nil
+}
+
+// readResult reads the reply to an op of kind k into r. r.Lines is the
+// buffer for a capture's lines.
+func (cn *Conn) readResult(k inventory.Kind, r *inventory.Result) error {
+	line, err := cn.line()
+	if err != nil {
+		return err
+	}
+	if len(line) == 0 {
+		return unexpected(k.String(), line)
+	}
+	if line[0] == '-' {
+		return errorResult(k, line[1:], r)
+	}
+	switch k {
+	case inventory.KindCapture:
+		n, ok := header(line, '*')
+		if !ok || n < 1 {
+			return unexpected("CAPTURE", line)
+		}
+		lines := r.Lines[:0]
+		for range n {
+			l, err := cn.line()
+			if err != nil {
+				return err
+			}
+			if string(l) != "*2" {
+				return unexpected("CAPTURE", l)
+			}
+			if l, err = cn.line(); err != nil {
+				return err
+			}
+			w, err := cn.bulk(l)
+			if err != nil {
+				return err
+			}
+			warehouse := cn.internBytes(w)
+			count, err := cn.integer("CAPTURE")
+			if err != nil {
+				return err
+			}
+			lines = append(lines, inventory.Line{Warehouse: warehouse, Count: count})
+		}
+		r.Code, r.Lines = inventory.CodeOK, lines
+	case inventory.KindRelease, inventory.KindAvailable:
+		if line[0] != ':' {
+			return unexpected(k.String(), line)
+		}
+		v, ok := parseInt(line[1:])
+		if !ok {
+			return unexpected(k.String(), line)
+		}
+		r.Code, r.Count = inventory.CodeOK, v
+	case inventory.KindStock:
+		if string(line) != "+OK" {
+			return unexpected("STOCK.SET", line)
+		}
+		r.Code = inventory.CodeOK
+	case inventory.KindGet:
+		if string(line) == "*-1" || string(line) == "$-1" {
+			r.Code = inventory.CodeNotFound
+			return nil
+		}
+		if string(line) != "*2" {
+			return unexpected("STOCK.GET", line)
+		}
+		count, err := cn.integer("STOCK.GET")
+		if err != nil {
+			return err
+		}
+		price, err := cn.integer("STOCK.GET")
+		if err != nil {
+			return err
+		}
+		r.Code, r.Count, r.Price = inventory.CodeOK, count, price
+	default:
+		return fmt.Errorf("client: unknown op kind %v", k)
+	}
+	return nil
+}
+
+// errorResult maps an error reply to an op's outcome: the three error
+// words of the contract are results; any other is an operational error.
+func errorResult(k inventory.Kind, msg []byte, r *inventory.Result) error {
+	switch {
+	case hasPrefix(msg, "INSUFFICIENT available "):
+		v, ok := parseInt(msg[len("INSUFFICIENT available "):])
+		if !ok || k != inventory.KindCapture {
+			return unexpected(k.String(), msg)
+		}
+		r.Code, r.Available, r.Lines = inventory.CodeInsufficient, v, r.Lines[:0]
+	case string(msg) == "NOTFOUND no such row":
+		r.Code = inventory.CodeNotFound
+	case hasPrefix(msg, "ERR "):
+		r.Code, r.Detail = inventory.CodeInvalid, string(msg[len("ERR "):])
+	default:
+		return &ServerError{Msg: string(msg)}
+	}
+	return nil
+}
+
+func hasPrefix(b []byte, p string) bool {
+	return len(b) >= len(p) && string(b[:len(p)]) == p
+}
+
+// appendCommand encodes a command of string arguments.
+func appendCommand(b []byte, args ...string) []byte {
+	b = append(b, '*')
+	b = strconv.AppendInt(b, int64(len(args)), 10)
+	b = append(b, '\r', '\n')
+	for _, a := range args {
+		b = appendBulk(b, a)
+	}
+	return b
+}
+
+func appendBulk(b []byte, s string) []byte {
+	b = append(b, '$')
+	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = append(b, '\r', '\n')
+	b = append(b, s...)
+	return append(b, '\r', '\n')
+}
+
+func appendBulkInt(b []byte, v int64) []byte {
+	var digits [20]byte
+	d := strconv.AppendInt(digits[:0], v, 10)
+	b = append(b, '$')
+	b = strconv.AppendInt(b, int64(len(d)), 10)
+	b = append(b, '\r', '\n')
+	b = append(b, d...)
+	return append(b, '\r', '\n')
+}
+
+// appendOp encodes op as its contract command without allocating.
+func appendOp(b []byte, op *inventory.Op) []byte {
+	k := &op.Key
+	switch op.Kind {
+	case inventory.KindCapture:
+		b = append(b, "*5\r\n$7\r\nCAPTURE\r\n"...)
+		b = appendBulk(b, k.SKU)
+		b = appendBulk(b, k.Condition)
+		b = appendBulk(b, k.Source)
+		return appendBulkInt(b, op.N)
+	case inventory.KindRelease:
+		b = append(b, "*6\r\n$7\r\nRELEASE\r\n"...)
+		b = appendBulk(b, k.SKU)
+		b = appendBulk(b, k.Warehouse)
+		b = appendBulk(b, k.Condition)
+		b = appendBulk(b, k.Source)
+		return appendBulkInt(b, op.N)
+	case inventory.KindStock:
+		b = append(b, "*7\r\n$9\r\nSTOCK.SET\r\n"...)
+		b = appendBulk(b, k.SKU)
+		b = appendBulk(b, k.Warehouse)
+		b = appendBulk(b, k.Condition)
+		b = appendBulk(b, k.Source)
+		b = appendBulkInt(b, op.N)
+		return appendBulkInt(b, op.Price)
+	case inventory.KindGet:
+		b = append(b, "*5\r\n$9\r\nSTOCK.GET\r\n"...)
+		b = appendBulk(b, k.SKU)
+		b = appendBulk(b, k.Warehouse)
+		b = appendBulk(b, k.Condition)
+		return appendBulk(b, k.Source)
+	case inventory.KindAvailable:
+		b = append(b, "*4\r\n$9\r\nAVAILABLE\r\n"...)
+		b = appendBulk(b, k.SKU)
+		b = appendBulk(b, k.Condition)
+		return appendBulk(b, k.Source)
+	}
+	// An unknown kind gets a command the server refuses with -ERR, so the
+	// reply stream stays in step.
+	return append(b, "*1\r\n$10\r\nUNKNOWN.OP\r\n"...)
+}

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"syscall"
+	"time"
+
+	"allot/engine"
+	"allot/server"
+)
+
+func init() {
+	register(command{
+		name:    "serve",
+		summary: "run the engine as a server: RESP (the Redis protocol) and HTTP/JSON",
+		run:     runServe,
+	})
+}
+
+const serveAbout = `Serves the engine over RESP (any Redis client, redis-cli, pipelining) and
+HTTP/JSON, as the wire contract in DESIGN.md says. Binds loopback by default;
+a non-loopback address needs --requirepass (RESP AUTH and an HTTP bearer
+token) or --insecure.
+
+Every flag can also be set by the environment variable named in its help;
+a flag given on the command line wins. SIGTERM or SIGINT stops accepting,
+finishes the requests already received, makes the journal durable and exits
+0. Startup logs name the data directory, the durability mode and the
+addresses ("RESP on ADDR", "HTTP on ADDR").`
+
+// envFlags registers flags whose default comes from an environment
+// variable, and records bad values in variables so that they are reported
+// with the variable's name.
+type envFlags struct {
+	fs      *flag.FlagSet
+	errs    []error
+	secrets []func()
+}
+
+func (e *envFlags) string(p *string, name, env, def, usage string) {
+	if v, ok := os.LookupEnv(env); ok {
+		def = v
+	}
+	e.fs.StringVar(p, name, def, usage+" (env "+env+")")
+}
+
+// secret is string for a value that --help must not print: the variable
+// is read after parsing, when the flag was not given.
+func (e *envFlags) secret(p *string, name, env, usage string) {
+	e.fs.StringVar(p, name, "", usage+" (env "+env+")")
+	e.secrets = append(e.secrets, func() {
+		given := false
+		e.fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+		if v, ok := os.LookupEnv(env); ok && !given {
+			*p = v
+		}
+	})
+}
+
+func (e *envFlags) int(p *int, name, env string, def int, usage string) {
+	if v, ok := os.LookupEnv(env); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			e.errs = append(e.errs, fmt.Errorf("%s=%q is not an integer", env, v))
+		} else {
+			def = n
+		}
+	}
+	e.fs.IntVar(p, name, def, usage+" (env "+env+")")
+}
+
+func (e *envFlags) bool(p *bool, name, env string, usage string) {
+	def := false
+	if v, ok := os.LookupEnv(env); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			e.errs = append(e.errs, fmt.Errorf("%s=%q is not a boolean", env, v))
+		} else {
+			def = b
+		}
+	}
+	e.fs.BoolVar(p, name, def, usage+" (env "+env+")")
+}
+
+func (e *envFlags) duration(p *time.Duration, name, env string, def time.Duration, usage string) {
+	if v, ok := os.LookupEnv(env); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			e.errs = append(e.errs, fmt.Errorf("%s=%q is not a duration", env, v))
+		} else {
+			def = d
+		}
+	}
+	e.fs.DurationVar(p, name, def, usage+" (env "+env+")")
+}
+
+func runServe(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("serve", "[flags]", serveAbout, stderr)
+	ef := &envFlags{fs: fs}
+	var (
+		cfg             server.Config
+		dir, durability string
+		pprofAddr       string
+		shutdownTimeout time.Duration
+	)
+	ef.string(&dir, "data", "ALLOT_DATA", ".allot/data", "data directory: journal and snapshots (created if missing)")
+	ef.string(&durability, "durability", "ALLOT_DURABILITY", "fsync", "fsync (survives power loss), write (survives a process crash) or none")
+	ef.string(&cfg.RESPAddr, "resp", "ALLOT_RESP", server.DefaultRESPAddr, "RESP listen address; empty disables RESP")
+	ef.string(&cfg.HTTPAddr, "http", "ALLOT_HTTP", server.DefaultHTTPAddr, "HTTP listen address; empty disables HTTP")
+	ef.secret(&cfg.Password, "requirepass", "ALLOT_REQUIREPASS", "password: RESP clients must AUTH, HTTP clients send 'Authorization: Bearer <password>'")
+	ef.bool(&cfg.Insecure, "insecure", "ALLOT_INSECURE", "allow a non-loopback address without --requirepass")
+	ef.int(&cfg.RequestBytesMax, "request-bytes-max", "ALLOT_REQUEST_BYTES_MAX", 64<<10, "largest RESP command (whole frame) or HTTP body, in bytes")
+	ef.int(&cfg.ArgsMax, "args-max", "ALLOT_ARGS_MAX", 64, "most arguments in one RESP command, its name included")
+	ef.int(&cfg.ConnectionsMax, "connections-max", "ALLOT_CONNECTIONS_MAX", 10000, "most open RESP connections; one more is refused with -ERR max number of clients reached")
+	ef.int(&cfg.PipelineDepthMax, "pipeline-depth-max", "ALLOT_PIPELINE_DEPTH_MAX", 1024, "most commands of one RESP connection in flight at once; a deeper pipeline is served in rounds of this many")
+	ef.int(&cfg.ReadBufferBytesMax, "read-buffer-bytes-max", "ALLOT_READ_BUFFER_BYTES_MAX", 64<<10, "largest read buffer of one RESP connection, in bytes")
+	ef.duration(&shutdownTimeout, "shutdown-timeout", "ALLOT_SHUTDOWN_TIMEOUT", 30*time.Second, "how long SIGTERM waits for connections to finish before closing them")
+	ef.string(&pprofAddr, "pprof", "ALLOT_PPROF", "", "serve Go's pprof profiles on this loopback address (empty: off)")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	for _, apply := range ef.secrets {
+		apply()
+	}
+	if len(ef.errs) > 0 {
+		return &exitError{code: 2, msg: errors.Join(ef.errs...).Error()}
+	}
+	mode, err := engine.ParseDurability(durability)
+	if err != nil {
+		return &exitError{code: 2, msg: err.Error()}
+	}
+	cfg.Version = version()
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// Check the configuration before touching the data directory.
+	check := cfg
+	if err := check.Validate(); err != nil {
+		return &exitError{code: 2, msg: err.Error()}
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "allot serve: "+format+"\n", a...) }
+
+	e, err := engine.Open(engine.Config{Dir: dir, Durability: mode, Logger: slog.New(slog.NewTextHandler(stderr, nil))})
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(cfg, e)
+	if err != nil {
+		e.Close()
+		return err
+	}
+	rec := e.Recovery()
+	logf("data dir %s, durability %s (version %s; recovered to lsn %d, replayed %d ops)", dir, mode, cfg.Version, rec.LastLSN, rec.Replayed)
+	if a := srv.RESPAddr(); a != "" {
+		logf("RESP on %s", a)
+	}
+	if a := srv.HTTPAddr(); a != "" {
+		logf("HTTP on %s", a)
+	}
+	if pprofAddr != "" {
+		stopPprof, err := servePprof(pprofAddr)
+		if err != nil {
+			srv.Shutdown(context.Background())
+			e.Close()
+			return err
+		}
+		defer stopPprof()
+		logf("pprof on %s", pprofAddr)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve() }()
+	logf("ready")
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		logf("signal received: stopping")
+	case serveErr = <-served:
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	shutErr := srv.Shutdown(sctx)
+	closeErr := e.Close()
+	if closeErr != nil {
+		return fmt.Errorf("closing the engine: %w", closeErr)
+	}
+	logf("stopped; journal durable in %s", dir)
+	if serveErr != nil {
+		return serveErr
+	}
+	if shutErr != nil {
+		return shutErr
+	}
+	return nil
+}
+
+func servePprof(addr string) (func(), error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("pprof address %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("pprof address %s is not loopback", addr)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("pprof listen: %w", err)
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	return func() { hs.Close() }, nil
+}
+
+// version names the build: the module version, else the commit it was
+// built from.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return rev
+}

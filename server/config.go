@@ -1,0 +1,150 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"allot/server/resp"
+)
+
+// Default addresses: loopback, the ports of the wire contract.
+const (
+	DefaultRESPAddr = "127.0.0.1:7379"
+	DefaultHTTPAddr = "127.0.0.1:7380"
+)
+
+// Config configures a server. Every limit is named here, has a default
+// (used when the field is zero) and a flag of allot serve.
+type Config struct {
+	// RESPAddr is where the RESP listener binds; "" disables it.
+	RESPAddr string
+	// HTTPAddr is where the HTTP listener binds; "" disables it.
+	HTTPAddr string
+	// Password, when set, is required: RESP AUTH (or HELLO ... AUTH) and
+	// an HTTP "Authorization: Bearer <password>" header.
+	Password string
+	// Insecure allows binding a non-loopback address without a password.
+	Insecure bool
+
+	// RequestBytesMax bounds one RESP command (its whole frame) and one
+	// HTTP request body (default 64 KiB: a contract command is under 400
+	// bytes).
+	RequestBytesMax int
+	// ArgsMax bounds the arguments of one RESP command, its name included
+	// (default 64; the longest contract command has 7).
+	ArgsMax int
+	// ConnectionsMax bounds open RESP connections; one more is answered
+	// "-ERR max number of clients reached" and closed (default 10,000).
+	ConnectionsMax int
+	// PipelineDepthMax bounds the commands of one connection in flight in
+	// the engine at once (default 1,024). A longer pipeline is not refused:
+	// it is served in rounds of this many, so one connection cannot hold
+	// more than this many engine requests or replies in memory.
+	PipelineDepthMax int
+	// ReadBufferBytesMax bounds a connection's read buffer, which starts at
+	// 4 KiB and doubles while reads fill it (default 64 KiB; never below
+	// RequestBytesMax plus a header).
+	ReadBufferBytesMax int
+
+	// Version is reported by HELLO and /healthz.
+	Version string
+	// Logger receives connection and request failures (default: none).
+	Logger *slog.Logger
+}
+
+const (
+	requestBytesMaxDefault    = 64 << 10
+	argsMaxDefault            = 64
+	connectionsMaxDefault     = 10000
+	pipelineDepthMaxDefault   = 1024
+	readBufferBytesMaxDefault = 64 << 10
+	readBufferBytesMin        = 4 << 10
+	// internEntriesMax bounds each connection's table of id strings.
+	internEntriesMax = 4096
+	// rejectWriteTimeout bounds the write of the "max number of clients"
+	// reply, so that the accept loop never waits on a slow peer.
+	rejectWriteTimeout = time.Second
+)
+
+// Validate fills defaults and checks the fields. It refuses a non-loopback
+// address without a password unless Insecure is set.
+func (c *Config) Validate() error {
+	if c.RESPAddr == "" && c.HTTPAddr == "" {
+		return errors.New("server: neither a RESP nor an HTTP address is set")
+	}
+	def := func(v *int, d int, name string) error {
+		if *v == 0 {
+			*v = d
+		}
+		if *v < 1 {
+			return fmt.Errorf("server: %s must be positive, got %d", name, *v)
+		}
+		return nil
+	}
+	if err := def(&c.RequestBytesMax, requestBytesMaxDefault, "request bytes max"); err != nil {
+		return err
+	}
+	if err := def(&c.ArgsMax, argsMaxDefault, "args max"); err != nil {
+		return err
+	}
+	if err := def(&c.ConnectionsMax, connectionsMaxDefault, "connections max"); err != nil {
+		return err
+	}
+	if err := def(&c.PipelineDepthMax, pipelineDepthMaxDefault, "pipeline depth max"); err != nil {
+		return err
+	}
+	if err := def(&c.ReadBufferBytesMax, readBufferBytesMaxDefault, "read buffer bytes max"); err != nil {
+		return err
+	}
+	if err := c.limits().Validate(); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	if c.ReadBufferBytesMax < readBufferBytesMin {
+		c.ReadBufferBytesMax = readBufferBytesMin
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if strings.ContainsAny(c.Password, "\r\n") {
+		return errors.New("server: the password must not contain CR or LF")
+	}
+	for _, a := range []struct{ name, addr string }{{"RESP", c.RESPAddr}, {"HTTP", c.HTTPAddr}} {
+		if a.addr == "" {
+			continue
+		}
+		loopback, err := isLoopback(a.addr)
+		if err != nil {
+			return fmt.Errorf("server: %s address %q: %w", a.name, a.addr, err)
+		}
+		if !loopback && c.Password == "" && !c.Insecure {
+			return fmt.Errorf("server: %s address %s is not loopback: set a password (--requirepass) or allow it without one (--insecure)", a.name, a.addr)
+		}
+	}
+	return nil
+}
+
+func (c *Config) limits() resp.Limits {
+	return resp.Limits{CommandBytesMax: c.RequestBytesMax, ArgsMax: c.ArgsMax}
+}
+
+// isLoopback reports whether addr (host:port) binds loopback only. An empty
+// host binds every interface; a name other than localhost is not trusted to
+// resolve to loopback.
+func isLoopback(addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, err
+	}
+	if host == "localhost" {
+		return true, nil
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback(), nil
+}

@@ -1,0 +1,451 @@
+package server
+
+import (
+	"crypto/subtle"
+	"net"
+	"strconv"
+	"time"
+
+	"allot/engine"
+	"allot/inventory"
+	"allot/server/resp"
+)
+
+// respConn serves one RESP connection.
+//
+// It works in rounds: decode every complete command in the read buffer (up
+// to PipelineDepthMax), submit each op to the engine in order, then wait for
+// them in order and write all the replies with one write. So a pipeline of
+// many commands costs the engine one queue pass, and the engine's writer
+// puts ops of many connections into one journal write and one fdatasync.
+// Waiting for each op before decoding the next (what a handler-per-command
+// server does) would cost one durability wait per command instead.
+//
+// Replies that need no engine (PING, errors, ...) are encoded at decode time
+// into a side buffer and copied out in order, so the reply order is the
+// command order whatever mix a pipeline holds.
+//
+// The read buffer starts small and doubles while reads fill it, up to
+// inMax; the decoder guarantees that an incomplete command never holds more
+// than RequestBytesMax bytes, so a full buffer always holds a complete
+// command or the start of one that fits.
+type respConn struct {
+	s   *Server
+	nc  net.Conn
+	id  int64
+	dec *resp.Decoder
+
+	in         []byte
+	start, end int
+	inMax      int
+	readAt     time.Time
+	readErr    error
+
+	out       []byte
+	immediate []byte
+	slots     []slot
+	free      []*engine.Request
+	interner  *resp.StringInterner
+	tally     opTally
+
+	authed bool
+	name   string
+	quit   bool // close after this round's replies
+}
+
+// slot is one command's place in the reply order: an engine request, or a
+// range of the immediate buffer.
+type slot struct {
+	req      *engine.Request
+	kind     inventory.Kind
+	from, to int
+}
+
+func newRESPConn(s *Server, nc net.Conn, id int64) *respConn {
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	return &respConn{
+		s:        s,
+		nc:       nc,
+		id:       id,
+		dec:      resp.NewDecoder(s.cfg.limits()),
+		in:       make([]byte, readBufferBytesMin),
+		inMax:    max(s.cfg.ReadBufferBytesMax, s.cfg.RequestBytesMax+64),
+		interner: resp.NewStringInterner(internEntriesMax),
+		authed:   s.cfg.Password == "",
+	}
+}
+
+// wake makes a blocked read return, so that an idle connection notices a
+// shutdown. Safe to call from another goroutine.
+func (c *respConn) wake() { c.nc.SetReadDeadline(time.Now()) }
+
+func (c *respConn) serve() {
+	defer c.nc.Close()
+	for {
+		full := c.round()
+		if c.quit {
+			return
+		}
+		if full {
+			continue // more commands may already be buffered
+		}
+		if c.s.closingNow() || !c.read() {
+			return
+		}
+	}
+}
+
+// read reads more bytes behind the unconsumed ones. It reports false when
+// the connection is done.
+func (c *respConn) read() bool {
+	if c.readErr != nil {
+		return false
+	}
+	if c.start == c.end {
+		c.start, c.end = 0, 0
+	} else if c.start > 0 {
+		c.end = copy(c.in, c.in[c.start:c.end])
+		c.start = 0
+	}
+	if c.end == len(c.in) {
+		if len(c.in) >= c.inMax {
+			// The decoder bounds a pending command below inMax: this is a
+			// broken invariant, not bad input.
+			panic("server: RESP read buffer full of an incomplete command")
+		}
+		c.grow()
+	}
+	n, err := c.nc.Read(c.in[c.end:])
+	if n == len(c.in)-c.end && len(c.in) < c.inMax {
+		c.end += n
+		c.grow() // reads fill the buffer: the client pipelines, read more at once
+	} else {
+		c.end += n
+	}
+	c.readAt = time.Now()
+	c.readErr = err
+	return n > 0
+}
+
+func (c *respConn) grow() {
+	bigger := make([]byte, min(2*len(c.in), c.inMax))
+	copy(bigger, c.in[c.start:c.end])
+	c.end -= c.start
+	c.start = 0
+	c.in = bigger
+}
+
+// round serves the complete commands in the buffer, up to the pipeline
+// depth. It reports whether it stopped at the depth (more may be buffered).
+func (c *respConn) round() (full bool) {
+	c.slots = c.slots[:0]
+	c.immediate = c.immediate[:0]
+	depth := c.s.cfg.PipelineDepthMax
+	for len(c.slots) < depth && !c.quit {
+		args, n, derr := c.dec.Next(c.in[c.start:c.end])
+		c.start += n
+		if derr != nil {
+			c.s.metrics.commandErrors.Add(1)
+			c.err(derr.Msg)
+			if derr.Fatal {
+				c.s.metrics.protocolErrors.Add(1)
+				c.quit = true
+			}
+			continue
+		}
+		if args == nil {
+			if n == 0 {
+				break
+			}
+			continue
+		}
+		c.command(args)
+	}
+	if len(c.slots) == 0 {
+		return false
+	}
+	c.reply()
+	return len(c.slots) == depth
+}
+
+// reply waits for the round's engine requests in order and writes every
+// reply with one write.
+func (c *respConn) reply() {
+	c.out = c.out[:0]
+	for i := range c.slots {
+		sl := &c.slots[i]
+		if sl.req == nil {
+			c.out = append(c.out, c.immediate[sl.from:sl.to]...)
+			continue
+		}
+		r := sl.req
+		if err := r.Wait(); err != nil {
+			c.out = resp.AppendErr(c.out, err.Error())
+			c.tally.add(sl.kind, resultError)
+		} else {
+			c.out = resp.AppendResult(c.out, sl.kind, &r.Result)
+			c.tally.add(sl.kind, resultOf(r.Result.Code))
+		}
+		r.Result = inventory.Result{}
+		c.free = append(c.free, r)
+		sl.req = nil
+	}
+	if _, err := c.nc.Write(c.out); err != nil {
+		c.quit = true
+	}
+	c.s.metrics.flush(protocolRESP, &c.tally, time.Since(c.readAt))
+	c.s.metrics.observePipeline(len(c.slots))
+}
+
+// mark and done bracket an immediate reply appended to c.immediate.
+func (c *respConn) mark() int { return len(c.immediate) }
+
+func (c *respConn) done(from int) {
+	c.slots = append(c.slots, slot{from: from, to: len(c.immediate)})
+}
+
+// err queues "-ERR detail".
+func (c *respConn) err(detail string) {
+	from := c.mark()
+	c.immediate = resp.AppendErr(c.immediate, detail)
+	c.done(from)
+}
+
+// errWord queues an error reply with its own error word.
+func (c *respConn) errWord(msg string) {
+	from := c.mark()
+	c.immediate = resp.AppendError(c.immediate, msg)
+	c.done(from)
+}
+
+func (c *respConn) command(args [][]byte) {
+	name := resp.Lookup(args[0])
+	if !c.authed && name != resp.NameAuth && name != resp.NameHello && name != resp.NameQuit {
+		c.s.metrics.commandErrors.Add(1)
+		c.errWord("NOAUTH Authentication required.")
+		return
+	}
+	if k := name.Kind(); k != 0 {
+		c.op(name, k, args)
+		return
+	}
+	c.s.metrics.commandsOther.Add(1)
+	switch name {
+	case resp.NamePing:
+		from := c.mark()
+		switch len(args) {
+		case 1:
+			c.immediate = resp.AppendSimple(c.immediate, "PONG")
+		case 2:
+			c.immediate = resp.AppendBulkBytes(c.immediate, args[1])
+		default:
+			c.immediate = resp.AppendErr(c.immediate, resp.ArityError(name))
+		}
+		c.done(from)
+	case resp.NameQuit:
+		from := c.mark()
+		c.immediate = resp.AppendOK(c.immediate)
+		c.done(from)
+		c.quit = true
+	case resp.NameCommand:
+		// redis-cli asks COMMAND DOCS for its hints; an empty answer makes
+		// it fall back to its built-in help.
+		from := c.mark()
+		c.immediate = resp.AppendArray(c.immediate, 0)
+		c.done(from)
+	case resp.NameAuth:
+		c.auth(args)
+	case resp.NameHello:
+		c.hello(args)
+	case resp.NameClient:
+		c.client(args)
+	default:
+		c.s.metrics.commandErrors.Add(1)
+		c.err("unknown command '" + printable(args[0]) + "' (commands: CAPTURE, RELEASE, STOCK.SET, STOCK.GET, AVAILABLE, PING, QUIT, HELLO, CLIENT, COMMAND, AUTH)")
+	}
+}
+
+func (c *respConn) op(name resp.Name, k inventory.Kind, args [][]byte) {
+	var r *engine.Request
+	if n := len(c.free); n > 0 {
+		r = c.free[n-1]
+		c.free = c.free[:n-1]
+	} else {
+		r = engine.NewRequest()
+	}
+	if detail := resp.DecodeOp(name, args, c.interner, &r.Op); detail != "" {
+		c.free = append(c.free, r)
+		c.s.metrics.commandErrors.Add(1)
+		c.tally.add(k, resultOf(inventory.CodeInvalid))
+		c.err(detail)
+		return
+	}
+	r.Err = nil
+	if err := c.s.engine.Submit(r); err != nil {
+		c.free = append(c.free, r)
+		c.tally.add(k, resultError)
+		c.err(err.Error())
+		return
+	}
+	c.slots = append(c.slots, slot{req: r, kind: k})
+}
+
+// checkPassword compares in constant time. With no password configured the
+// default user needs none, as in Redis.
+func (c *respConn) checkPassword(user, pass []byte) bool {
+	if user != nil && string(user) != "default" {
+		return false
+	}
+	if c.s.cfg.Password == "" {
+		return true
+	}
+	return subtle.ConstantTimeCompare(pass, []byte(c.s.cfg.Password)) == 1
+}
+
+const (
+	wrongPass = "WRONGPASS invalid username-password pair or user is disabled."
+)
+
+func (c *respConn) auth(args [][]byte) {
+	var user, pass []byte
+	switch len(args) {
+	case 2:
+		pass = args[1]
+	case 3:
+		user, pass = args[1], args[2]
+	default:
+		c.err(resp.ArityError(resp.NameAuth))
+		return
+	}
+	if c.s.cfg.Password == "" && user == nil {
+		c.err("AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
+		return
+	}
+	if !c.checkPassword(user, pass) {
+		c.errWord(wrongPass)
+		return
+	}
+	c.authed = true
+	from := c.mark()
+	c.immediate = resp.AppendOK(c.immediate)
+	c.done(from)
+}
+
+func (c *respConn) hello(args [][]byte) {
+	i := 1
+	if len(args) > 1 {
+		v, ok := resp.ParseInt(args[1])
+		if !ok {
+			c.err("Protocol version is not an integer or out of range")
+			return
+		}
+		if v != 2 {
+			// RESP3 would change every reply shape of the contract.
+			c.errWord("NOPROTO sorry, this protocol version is not supported")
+			return
+		}
+		i = 2
+	}
+	authed, name := c.authed, c.name
+	for i < len(args) {
+		switch {
+		case resp.EqualFold(args[i], "AUTH") && i+2 < len(args):
+			if !c.checkPassword(args[i+1], args[i+2]) {
+				c.errWord(wrongPass)
+				return
+			}
+			authed = true
+			i += 3
+		case resp.EqualFold(args[i], "SETNAME") && i+1 < len(args):
+			if !validClientName(args[i+1]) {
+				c.err("Client names cannot contain spaces, newlines or special characters.")
+				return
+			}
+			name = string(args[i+1])
+			i += 2
+		default:
+			c.err("Syntax error in HELLO option '" + printable(args[i]) + "'")
+			return
+		}
+	}
+	if !authed {
+		c.errWord("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return
+	}
+	c.authed, c.name = authed, name
+	from := c.mark()
+	b := resp.AppendArray(c.immediate, 16)
+	b = resp.AppendBulk(b, "server")
+	b = resp.AppendBulk(b, "allot")
+	b = resp.AppendBulk(b, "version")
+	b = resp.AppendBulk(b, c.s.cfg.Version)
+	b = resp.AppendBulk(b, "proto")
+	b = resp.AppendInt(b, 2)
+	b = resp.AppendBulk(b, "id")
+	b = resp.AppendInt(b, c.id)
+	b = resp.AppendBulk(b, "mode")
+	b = resp.AppendBulk(b, "standalone")
+	b = resp.AppendBulk(b, "role")
+	b = resp.AppendBulk(b, "master")
+	b = resp.AppendBulk(b, "modules")
+	b = resp.AppendArray(b, 0)
+	b = resp.AppendBulk(b, "durability")
+	b = resp.AppendBulk(b, string(c.s.engine.Durability()))
+	c.immediate = b
+	c.done(from)
+}
+
+func (c *respConn) client(args [][]byte) {
+	if len(args) < 2 {
+		c.err(resp.ArityError(resp.NameClient))
+		return
+	}
+	sub := args[1]
+	from := c.mark()
+	switch {
+	case resp.EqualFold(sub, "SETNAME") && len(args) == 3:
+		if !validClientName(args[2]) {
+			c.err("Client names cannot contain spaces, newlines or special characters.")
+			return
+		}
+		c.name = string(args[2])
+		c.immediate = resp.AppendOK(c.immediate)
+	case resp.EqualFold(sub, "GETNAME") && len(args) == 2:
+		if c.name == "" {
+			c.immediate = resp.AppendNullBulk(c.immediate)
+		} else {
+			c.immediate = resp.AppendBulk(c.immediate, c.name)
+		}
+	case resp.EqualFold(sub, "SETINFO") && len(args) == 4:
+		// Client libraries announce themselves; nothing to keep.
+		c.immediate = resp.AppendOK(c.immediate)
+	case resp.EqualFold(sub, "ID") && len(args) == 2:
+		c.immediate = resp.AppendInt(c.immediate, c.id)
+	default:
+		c.err("unknown subcommand or wrong number of arguments for 'client|" + printable(sub) + "' (CLIENT SETNAME <name> | GETNAME | SETINFO <attr> <value> | ID)")
+		return
+	}
+	c.done(from)
+}
+
+// validClientName is Redis's rule: printable ASCII, no spaces.
+func validClientName(b []byte) bool {
+	for _, ch := range b {
+		if ch < '!' || ch > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// printable quotes a client's word into an error message: at most 64 bytes,
+// with bytes outside printable ASCII shown as escapes.
+func printable(b []byte) string {
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	q := strconv.QuoteToASCII(string(b))
+	return q[1 : len(q)-1]
+}

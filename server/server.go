@@ -1,0 +1,233 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"allot/engine"
+)
+
+// Server serves one engine over RESP and HTTP.
+//
+// Lifecycle: New binds the listeners (so that the bound addresses are known
+// at once, port 0 included), Serve accepts until Shutdown, and Shutdown
+// stops accepting, lets every connection finish the commands it has
+// received, and returns. The engine belongs to the caller: Shutdown does not
+// close it, so that the caller closes it after the last reply is out and the
+// journal is durable before the process exits.
+type Server struct {
+	cfg    Config
+	engine *engine.Engine
+
+	respListener net.Listener
+	httpListener net.Listener
+	httpServer   *http.Server
+
+	mu       sync.Mutex
+	conns    map[*respConn]struct{}
+	closing  bool
+	connWG   sync.WaitGroup
+	nextID   int64
+	serveWG  sync.WaitGroup
+	shutdown chan struct{}
+
+	metrics metrics
+}
+
+// New validates cfg and binds its addresses. The server does not accept
+// connections until Serve.
+func New(cfg Config, e *engine.Engine) (*Server, error) {
+	if e == nil {
+		return nil, errors.New("server: no engine")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, engine: e, conns: map[*respConn]struct{}{}, shutdown: make(chan struct{})}
+	if cfg.RESPAddr != "" {
+		ln, err := net.Listen("tcp", cfg.RESPAddr)
+		if err != nil {
+			return nil, fmt.Errorf("server: RESP listen on %s: %w", cfg.RESPAddr, err)
+		}
+		s.respListener = ln
+	}
+	if cfg.HTTPAddr != "" {
+		ln, err := net.Listen("tcp", cfg.HTTPAddr)
+		if err != nil {
+			if s.respListener != nil {
+				s.respListener.Close()
+			}
+			return nil, fmt.Errorf("server: HTTP listen on %s: %w", cfg.HTTPAddr, err)
+		}
+		s.httpListener = ln
+		s.httpServer = &http.Server{
+			Handler:           s.httpHandler(),
+			ReadHeaderTimeout: 10 * time.Second,
+			MaxHeaderBytes:    16 << 10,
+		}
+	}
+	return s, nil
+}
+
+// RESPAddr returns the bound RESP address, or "" when RESP is disabled.
+func (s *Server) RESPAddr() string {
+	if s.respListener == nil {
+		return ""
+	}
+	return s.respListener.Addr().String()
+}
+
+// HTTPAddr returns the bound HTTP address, or "" when HTTP is disabled.
+func (s *Server) HTTPAddr() string {
+	if s.httpListener == nil {
+		return ""
+	}
+	return s.httpListener.Addr().String()
+}
+
+// Serve accepts connections until Shutdown. It returns nil after Shutdown,
+// or the first listener failure.
+func (s *Server) Serve() error {
+	errs := make(chan error, 2)
+	n := 0
+	if s.respListener != nil {
+		n++
+		go func() { errs <- s.serveRESP() }()
+	}
+	if s.httpListener != nil {
+		n++
+		go func() {
+			err := s.httpServer.Serve(s.httpListener)
+			if errors.Is(err, http.ErrServerClosed) {
+				err = nil
+			}
+			errs <- err
+		}()
+	}
+	var first error
+	for range n {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (s *Server) serveRESP() error {
+	for {
+		nc, err := s.respListener.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closing := s.closing
+			s.mu.Unlock()
+			if closing {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			// Out of file descriptors and the like: say so, wait a little,
+			// go on; the listener is still good.
+			s.cfg.Logger.Error("server: RESP accept failed", "err", err)
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		s.mu.Lock()
+		if s.closing {
+			s.mu.Unlock()
+			nc.Close()
+			return nil
+		}
+		if len(s.conns) >= s.cfg.ConnectionsMax {
+			s.mu.Unlock()
+			s.metrics.connectionsRejected.Add(1)
+			nc.SetWriteDeadline(time.Now().Add(rejectWriteTimeout))
+			nc.Write([]byte("-ERR max number of clients reached\r\n"))
+			nc.Close()
+			continue
+		}
+		s.nextID++
+		c := newRESPConn(s, nc, s.nextID)
+		s.conns[c] = struct{}{}
+		s.connWG.Add(1)
+		s.mu.Unlock()
+		s.metrics.connectionsAccepted.Add(1)
+		s.metrics.connections.Add(1)
+		go func() {
+			defer s.connWG.Done()
+			c.serve()
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+			s.metrics.connections.Add(-1)
+		}()
+	}
+}
+
+// Shutdown stops accepting, wakes every idle connection, lets connections
+// finish the commands they have already read (replies included), and waits
+// for them and for in-flight HTTP requests. When ctx ends first it closes
+// what is left and returns ctx's error. The engine is left open.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closing = true
+	close(s.shutdown)
+	if s.respListener != nil {
+		s.respListener.Close()
+	}
+	for c := range s.conns {
+		c.wake()
+	}
+	s.mu.Unlock()
+
+	var httpErr error
+	if s.httpServer != nil {
+		httpErr = s.httpServer.Shutdown(ctx)
+		// Shutdown closes only the listeners Serve was given: close ours in
+		// case Serve never ran.
+		s.httpListener.Close()
+	}
+	done := make(chan struct{})
+	go func() {
+		s.connWG.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.mu.Lock()
+		for c := range s.conns {
+			c.nc.Close()
+		}
+		s.mu.Unlock()
+		<-done
+		return fmt.Errorf("server: shutdown: %w", ctx.Err())
+	}
+	if httpErr != nil {
+		return fmt.Errorf("server: HTTP shutdown: %w", httpErr)
+	}
+	return nil
+}
+
+// closingNow reports whether Shutdown has begun.
+func (s *Server) closingNow() bool {
+	select {
+	case <-s.shutdown:
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,88 @@
+// Package servertest starts real allot servers in-process for tests: an
+// engine in a temporary directory and a server on 127.0.0.1 ports chosen by
+// the kernel, both stopped when the test ends.
+//
+// It must never be imported by non-test code.
+package servertest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"allot/engine"
+	"allot/server"
+)
+
+// Server is a running server and its engine.
+type Server struct {
+	*server.Server
+	Engine *engine.Engine
+	Dir    string
+	stop   func()
+}
+
+// Options adjust a test server. The zero value serves both protocols in
+// write durability (fast, and crash-safe for a test's process).
+type Options struct {
+	Config     server.Config // RESPAddr/HTTPAddr default to 127.0.0.1:0
+	Durability engine.Durability
+	Dir        string // default: a fresh t.TempDir()
+	NoHTTP     bool
+	NoRESP     bool
+}
+
+// Start starts a server; t.Cleanup shuts it down and closes the engine.
+func Start(t testing.TB, o Options) *Server {
+	t.Helper()
+	if o.Dir == "" {
+		o.Dir = t.TempDir()
+	}
+	if o.Durability == "" {
+		o.Durability = engine.DurabilityWrite
+	}
+	e, err := engine.Open(engine.Config{Dir: o.Dir, Durability: o.Durability})
+	if err != nil {
+		t.Fatalf("servertest: open engine: %v", err)
+	}
+	cfg := o.Config
+	if cfg.RESPAddr == "" && !o.NoRESP {
+		cfg.RESPAddr = "127.0.0.1:0"
+	}
+	if cfg.HTTPAddr == "" && !o.NoHTTP {
+		cfg.HTTPAddr = "127.0.0.1:0"
+	}
+	srv, err := server.New(cfg, e)
+	if err != nil {
+		e.Close()
+		t.Fatalf("servertest: new server: %v", err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve() }()
+	s := &Server{Server: srv, Engine: e, Dir: o.Dir}
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("servertest: shutdown: %v", err)
+		}
+		if err := <-served; err != nil {
+			t.Errorf("servertest: serve: %v", err)
+		}
+		if err := e.Close(); err != nil {
+			t.Errorf("servertest: close engine: %v", err)
+		}
+	}
+	s.stop = stop
+	t.Cleanup(stop)
+	return s
+}
+
+// Stop shuts the server down and closes the engine now (Cleanup then does
+// nothing).
+func (s *Server) Stop() { s.stop() }
