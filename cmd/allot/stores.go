@@ -5,6 +5,7 @@ package main
 import (
 	_ "allot/store/embedded"
 	_ "allot/store/mysql"
+	_ "allot/store/naive"
 	_ "allot/store/postgres"
 	_ "allot/store/redis"
 	_ "allot/store/tarantool"
