@@ -287,8 +287,9 @@ func sweepCharts(all []bench.Result, colors map[string]int) []chart {
 			Caption: "Each point is one run at that value of " + param + "; a missing point is a run that failed or did not run."}
 		p99Chart := chart{ID: fmt.Sprintf("sweep-%d-p99", pi), Kind: "sweep", Title: "p99 latency vs " + param,
 			XLabel: param, YLabel: "p99 latency (ms, log scale)", X: xs, XTicks: xs, LogX: logX, LogY: true,
-			Caption: "p99 of the store call time (closed loop) or of the response time from the intended start (open loop)."}
+			Caption: "p99 of the store call time (closed loop) or of the response time from the intended start (open loop, solid; its service time from the actual send is dashed)."}
 		bySeries := map[string]int{}
+		serviceSeries := map[string]int{} // label -> index in p99Chart.Series
 		for i := range runs {
 			r := &runs[i]
 			si, ok := bySeries[labels[i]]
@@ -305,6 +306,15 @@ func sweepCharts(all []bench.Result, colors map[string]int) []chart {
 			opsChart.Series[si].Y[xi] = r.OpsPerSec
 			if r.LatencyMS.P99 > 0 {
 				p99Chart.Series[si].Y[xi] = r.LatencyMS.P99
+			}
+			if r.OpenLoop != nil && r.OpenLoop.ServiceMS.P99 > 0 {
+				ssi, ok := serviceSeries[labels[i]]
+				if !ok {
+					ssi = len(p99Chart.Series)
+					serviceSeries[labels[i]] = ssi
+					p99Chart.Series = append(p99Chart.Series, series{Label: labels[i] + " (service)", Color: colors[r.Store], Dash: true, Y: nanFloats(len(xs))})
+				}
+				p99Chart.Series[ssi].Y[xi] = r.OpenLoop.ServiceMS.P99
 			}
 		}
 		out = append(out, opsChart, p99Chart)

@@ -199,9 +199,9 @@ func writePage(t *testing.T, dir, name string, f *bench.ResultsFile) string {
 func TestReportDrawsInChromium(t *testing.T) {
 	bin := chromium(t)
 	dir := keepDir(t)
-	// 5 throughput + 5 spectrum charts (all runs and four sweep points),
-	// 2 sweep curves.
-	checkDrawn(t, bin, writePage(t, dir, "fixture.html", fixtureResults(t)), 12)
+	// 7 throughput + 7 spectrum charts (all runs, four workers and two rate
+	// sweep points), 4 sweep curves.
+	checkDrawn(t, bin, writePage(t, dir, "fixture.html", fixtureResults(t)), 18)
 }
 
 // TestHostileReportInChromium proves escaping in a real browser: markup and

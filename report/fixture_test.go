@@ -73,7 +73,7 @@ func fixtureRun(t testing.TB, store string, seed uint64, opsPerSec, medianUS flo
 }
 
 // fixtureResults is a results file with several stores, a failed check, an
-// open-loop run and a workers sweep.
+// open-loop run, a workers sweep and an open-loop rate sweep.
 func fixtureResults(t testing.TB) *bench.ResultsFile {
 	env, err := json.Marshal(sysinfo.Env{CPUModel: "Test CPU", Cores: 2, GOMAXPROCS: 2, MemoryBytes: 8 << 30,
 		OS: "Test OS", Arch: "linux/amd64", Kernel: "6.1.0-test", GoVersion: "go1.26.8", AllotCommit: "0123456789abcdef0123456789abcdef01234567"})
@@ -115,6 +115,14 @@ func fixtureResults(t testing.TB) *bench.ResultsFile {
 			r.Sweep = &bench.SweepPoint{Param: "workers", Value: float64(w), Label: "workers=" + itoa(w)}
 			f.Runs = append(f.Runs, r)
 		}
+	}
+	for i, rate := range []float64{1000, 5000} {
+		r := fixtureRun(t, "embedded", uint64(30+i), rate, 150*float64(i+1))
+		r.Mode = "open"
+		r.OpenLoop = &bench.OpenLoop{Rate: rate, Arrival: "constant", ResponseMS: r.LatencyMS,
+			ServiceMS: bench.Latency{P50: 0.1, P99: 0.3 * float64(i+1), P999: 0.5, Max: 2}, ServiceHistogram: fixtureHistogram(t, uint64(40+i), 5_000, 90)}
+		r.Sweep = &bench.SweepPoint{Param: "rate", Value: rate, Label: "rate=" + itoa(int(rate))}
+		f.Runs = append(f.Runs, r)
 	}
 	return f
 }

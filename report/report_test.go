@@ -162,7 +162,7 @@ func TestPageContent(t *testing.T) {
 		`id="summary"`, `id="published"`, `id="throughput"`, `id="latency"`, `id="sweeps"`, `id="checks"`, `id="environment"`,
 		"Published elsewhere, on other hardware",
 		">3,400<", ">3,800<", ">14,900<", ">39,500<",
-		`<div class="banner bad" id="failed-banner">1 of 18 runs did not pass`,
+		`<div class="banner bad" id="failed-banner">1 of 20 runs did not pass`,
 		`<span class="pill bad">check_failed</span>`,
 		`<li>row (sku-1,w1,new,own) count -2 below zero</li>`,
 		"… and 1 more",
@@ -197,10 +197,10 @@ func TestPageContent(t *testing.T) {
 	if err := json.Unmarshal([]byte(m[1]), &cs); err != nil {
 		t.Fatalf("chart data is not JSON: %v", err)
 	}
-	// One chart per sweep point plus the runs outside sweeps; two sweep
-	// curves (ops/s and p99) for the one swept parameter.
-	if len(cs.Throughput) != 5 || len(cs.Spectrum) != 5 || len(cs.Sweeps) != 2 {
-		t.Errorf("charts: %d throughput, %d spectrum, %d sweeps; want 5, 5, 2", len(cs.Throughput), len(cs.Spectrum), len(cs.Sweeps))
+	// One chart per sweep point (4 workers, 2 rate) plus the runs outside
+	// sweeps; two sweep curves (ops/s and p99) per swept parameter.
+	if len(cs.Throughput) != 7 || len(cs.Spectrum) != 7 || len(cs.Sweeps) != 4 {
+		t.Errorf("charts: %d throughput, %d spectrum, %d sweeps; want 7, 7, 4", len(cs.Throughput), len(cs.Spectrum), len(cs.Sweeps))
 	}
 	for _, c := range append(append(cs.Throughput, cs.Spectrum...), cs.Sweeps...) {
 		if !strings.Contains(page, `id="`+c.ID+`" data-chart=`) {
@@ -220,16 +220,26 @@ func TestPageContent(t *testing.T) {
 	if !labels["embedded · open 5,000/s poisson (response)"] || !labels["embedded · open 5,000/s poisson (service)"] {
 		t.Errorf("open-loop series missing from %v", labels)
 	}
-	// Sweep curves: one series per store with a point at every value.
-	if got := len(cs.Sweeps[0].Series); got != 3 {
-		t.Errorf("sweep chart has %d series, want 3 (one per store)", got)
+	// Sweep curves, parameters in name order: rate, then workers. Workers:
+	// one series per store with a point at every value.
+	workers := cs.Sweeps[2]
+	if got := len(workers.Series); got != 3 || workers.ID != "sweep-1-ops" {
+		t.Errorf("workers sweep %s has %d series, want 3 (one per store)", workers.ID, got)
 	}
-	for _, s := range cs.Sweeps[0].Series {
+	for _, s := range workers.Series {
 		for i, y := range s.Y {
 			if y == nil {
-				t.Errorf("sweep series %q has no point at workers=%v", s.Label, *cs.Sweeps[0].X[i])
+				t.Errorf("sweep series %q has no point at workers=%v", s.Label, *workers.X[i])
 			}
 		}
+	}
+	// The rate sweep's p99 chart shows response (solid) and service time.
+	var rateLabels []string
+	for _, s := range cs.Sweeps[1].Series {
+		rateLabels = append(rateLabels, s.Label)
+	}
+	if strings.Join(rateLabels, "|") != "embedded|embedded (service)" {
+		t.Errorf("rate sweep p99 series = %q, want response and service", rateLabels)
 	}
 }
 
@@ -304,7 +314,7 @@ func TestDecodeResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f, err := DecodeResults(bytes.NewReader(good)); err != nil || len(f.Runs) != 18 {
+	if f, err := DecodeResults(bytes.NewReader(good)); err != nil || len(f.Runs) != 20 {
 		t.Fatalf("DecodeResults(good) = %v runs, %v", f, err)
 	}
 	tests := []struct {
