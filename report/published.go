@@ -1,6 +1,9 @@
 package report
 
 import (
+	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"allot/bench"
@@ -53,4 +56,141 @@ func (p publishedFigure) matches(store string) bool {
 func sameAsPublished(r *bench.Result) bool {
 	return r.Workload.Name == publishedWorkload && r.Workers == publishedWorkers &&
 		r.Mode != "open" && r.Workload.Ops == publishedOps && r.Ops == publishedOps
+}
+
+// publishedView is the comparison with figures published elsewhere.
+type publishedView struct {
+	Description string
+	// ScaleFrom is where the bars' log scale starts, in ops/s.
+	ScaleFrom string
+	Rows      []publishedRow
+}
+
+type publishedRow struct {
+	publishedOps float64
+	measuredOps  float64
+	Datastore    string
+	Published    string
+	PublishedPct string
+	HasPublished bool
+	Measured     string
+	MeasuredPct  string
+	HasMeasured  bool
+	// Unpassed says the datastore ran but no run of it passed.
+	Unpassed      bool
+	MeasuredLabel string
+	Same          bool
+	Color         int
+}
+
+// newPublishedView puts each published figure beside the fastest passing
+// run of the same datastore, saying whether that run replayed the same
+// workload; stores with no published figure (allot itself) follow.
+func newPublishedView(runs []bench.Result, labels []string) publishedView {
+	v := publishedView{Description: publishedDescription}
+	best := func(match func(store string) bool) (int, bool) {
+		bi := -1
+		for i := range runs {
+			r := &runs[i]
+			if r.Status != bench.StatusOK || !match(r.Store) {
+				continue
+			}
+			// Prefer a run of the published workload over a faster run of another.
+			if bi < 0 || better(r, &runs[bi]) {
+				bi = i
+			}
+		}
+		return bi, bi >= 0
+	}
+	colors := storeColors(runs)
+	matched := map[string]bool{}
+	for _, pf := range publishedFigures() {
+		row := publishedRow{Datastore: pf.Datastore, HasPublished: true, publishedOps: pf.OpsPerSec,
+			Published: intText(int64(pf.OpsPerSec)), Color: -1}
+		if i, ok := best(pf.matches); ok {
+			fillMeasured(&row, &runs[i], colors[runs[i].Store])
+		}
+		for i := range runs {
+			if pf.matches(runs[i].Store) {
+				matched[runs[i].Store] = true
+				row.Unpassed = !row.HasMeasured
+			}
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	var others []string
+	for i := range runs {
+		s := runs[i].Store
+		if !matched[s] {
+			matched[s] = true
+			others = append(others, s)
+		}
+	}
+	for _, s := range others {
+		row := publishedRow{Datastore: s, Published: "no published figure", Color: -1}
+		if i, ok := best(func(store string) bool { return store == s }); ok {
+			fillMeasured(&row, &runs[i], colors[s])
+		} else {
+			row.Unpassed = true
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	// Bars share one log scale: measured figures here may be hundreds of
+	// times the published ones, and a linear bar would flatten the latter.
+	lo, hi := math.Inf(1), 0.0
+	for _, r := range v.Rows {
+		for _, x := range []float64{r.publishedOps, r.measuredOps} {
+			if x > 0 {
+				lo, hi = math.Min(lo, x), math.Max(hi, x)
+			}
+		}
+	}
+	v.ScaleFrom = intText(int64(logFloor(lo)))
+	for i := range v.Rows {
+		r := &v.Rows[i]
+		r.PublishedPct = logPct(r.publishedOps, lo, hi)
+		r.MeasuredPct = logPct(r.measuredOps, lo, hi)
+	}
+	return v
+}
+
+// better prefers the run closest to the published one: the same workload,
+// else the same worker count, else the faster.
+func better(a, b *bench.Result) bool {
+	if sa, sb := sameAsPublished(a), sameAsPublished(b); sa != sb {
+		return sa
+	}
+	if wa, wb := a.Workers == publishedWorkers, b.Workers == publishedWorkers; wa != wb {
+		return wa
+	}
+	return a.OpsPerSec > b.OpsPerSec
+}
+
+func fillMeasured(row *publishedRow, r *bench.Result, color int) {
+	row.HasMeasured = true
+	row.measuredOps = r.OpsPerSec
+	row.Measured = intText(int64(math.Round(r.OpsPerSec)))
+	row.Same = sameAsPublished(r)
+	row.Color = color
+	row.MeasuredLabel = fmt.Sprintf("%s, %s ops, %d workers, %s, %s", r.Workload.Name, intText(r.Ops), r.Workers, modeText(r), r.Durability)
+}
+
+// logFloor is the power of ten at or below v (the bar scale's origin).
+func logFloor(v float64) float64 {
+	if v <= 0 || math.IsInf(v, 0) {
+		return 1
+	}
+	return math.Pow(10, math.Floor(math.Log10(v)))
+}
+
+// logPct is v's bar width in percent on a log scale from logFloor(lo) to hi.
+func logPct(v, lo, hi float64) string {
+	if v <= 0 || hi <= 0 {
+		return "0"
+	}
+	from, to := math.Log10(logFloor(lo)), math.Log10(hi)
+	if to <= from {
+		return "100"
+	}
+	return strconv.FormatFloat(math.Max(1, 100*(math.Log10(v)-from)/(to-from)), 'f', 1, 64)
 }
