@@ -63,10 +63,12 @@ type Result struct {
 	// completed; loading and checking are not included.
 	Seconds   float64 `json:"seconds"`
 	OpsPerSec float64 `json:"ops_per_sec"`
-	// LatencyMS: in closed loop, the time of each store call (Capture or
-	// Release) including its stock retries and their sleeps, measured around
-	// the Session call; in open loop, the response time, from the op's
-	// intended start to its completion.
+	// LatencyMS: in closed loop, the time of each store call
+	// (Session.Capture or Session.Release), from just before the call to
+	// just after it returns; a capture retried for stock gives one sample
+	// per call and the retry sleeps are in none. In open loop, the response
+	// time of each op, from its intended start to the return of its last
+	// call (see OpenLoop).
 	LatencyMS Latency `json:"latency_ms"`
 	// Retries counts captures re-issued because the group had too little
 	// stock at the time (concurrency reordered them after a release).

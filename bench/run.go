@@ -1,0 +1,478 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"allot/inventory"
+	"allot/store"
+	"allot/workload"
+)
+
+// errorSamplesMax caps the error messages a Result keeps.
+const errorSamplesMax = 5
+
+// Run loads w into st, replays its ops as cfg says, reads the rows back and
+// checks them. It is NewPlan followed by Plan.Run.
+func Run(ctx context.Context, cfg RunConfig, st store.Store, w *workload.Workload) (*Result, error) {
+	p, err := NewPlan(w)
+	if err != nil {
+		return nil, err
+	}
+	return p.Run(ctx, cfg, st)
+}
+
+// Run loads the plan's workload into st, replays its ops, reads the rows
+// back and checks them.
+//
+// What is timed: Result.Seconds runs from the moment the workers are
+// released (sessions already open, rows already loaded) to the moment the
+// last one finishes; loading, opening sessions, reading back and checking
+// are outside it. In closed loop each store call (Session.Capture or
+// Session.Release) is timed on its own, from just before the call to just
+// after it returns: a capture retried for stock gives one sample per call,
+// and the retry sleeps are in no sample. In open loop each op is timed
+// from its intended start (response time) and from its actual send
+// (service time) to the return of its last call, sleeps included.
+//
+// The error is for a run that could not happen (loading failed, a session
+// could not open, ctx was cancelled, the rows could not be read back); a
+// run whose ops failed or whose check failed returns a Result saying so.
+func (p *Plan) Run(ctx context.Context, cfg RunConfig, st store.Store) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	w := p.w
+	res := &Result{
+		Store:      cfg.Store,
+		Workload:   WorkloadInfo{Name: w.Params.Name, Rows: len(w.Initial), Ops: len(w.Ops), Seed: w.Params.Seed, SKUs: w.Params.SKUs, File: cfg.WorkloadFile},
+		Workers:    cfg.Workers,
+		Durability: string(cfg.Durability),
+		Pipeline:   cfg.Pipeline,
+		Mode:       "closed",
+		Sweep:      cfg.Sweep,
+		Started:    time.Now().UTC(),
+	}
+	if cfg.OpenLoop() {
+		res.Mode = "open"
+	}
+	if d, ok := st.(store.Describer); ok {
+		if desc, err := d.Describe(ctx); err == nil {
+			res.Description = desc
+		}
+	}
+	if err := st.Load(ctx, w.Initial); err != nil {
+		return nil, fmt.Errorf("bench: loading %d rows: %w", len(w.Initial), err)
+	}
+
+	r := newRunner(p, &cfg)
+	defer r.closeSessions()
+	if err := r.openSessions(ctx, st); err != nil {
+		return nil, err
+	}
+	if err := r.run(ctx); err != nil {
+		return nil, err
+	}
+	final, err := st.Rows(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("bench: reading the rows back: %w", err)
+	}
+	if err := r.fill(res); err != nil {
+		return nil, err
+	}
+	res.Check = Check(r.outcomes, final)
+	res.Status = StatusOK
+	if !res.Check.OK {
+		res.Status = StatusCheckFailed
+	}
+	return res, nil
+}
+
+// paddedCounter sits alone on its cache line, so that workers bumping
+// their own counters do not slow each other down.
+type paddedCounter struct {
+	n atomic.Int64
+	_ [56]byte
+}
+
+// runner is one run's shared state.
+type runner struct {
+	plan     *Plan
+	cfg      *RunConfig
+	outcomes *Outcomes
+	workers  []*worker
+
+	next atomic.Int64 // index of the next op to issue
+	stop atomic.Bool  // set when a duration bound or a cancel ends the run
+
+	start    time.Time
+	elapsed  time.Duration
+	offsets  []int64 // open loop, Poisson: each op's intended start after start, ns
+	interval float64 // open loop, constant: ns between intended starts
+
+	throughput []int64
+
+	errMu        sync.Mutex
+	errorSamples []string
+}
+
+// worker is one session's state; only its goroutine touches it while ops
+// run.
+type worker struct {
+	r       *runner
+	se      store.Session
+	lines   []inventory.Line
+	latency latencyRecorder // closed: per call; open: response time
+	service latencyRecorder // open only
+	coarse  *coarseHistogram
+	done    paddedCounter
+
+	retries       int64
+	errors        int64
+	late          int64
+	latenessMax   time.Duration
+	conflictStart int64
+}
+
+func newRunner(p *Plan, cfg *RunConfig) *runner {
+	r := &runner{plan: p, cfg: cfg, outcomes: NewOutcomes(p)}
+	for range cfg.Workers {
+		wk := &worker{r: r, lines: make([]inventory.Line, 0, 8), latency: newLatencyRecorder()}
+		if cfg.OpenLoop() {
+			wk.service = newLatencyRecorder()
+		}
+		if cfg.Progress != nil {
+			wk.coarse = new(coarseHistogram)
+		}
+		r.workers = append(r.workers, wk)
+	}
+	if cfg.OpenLoop() {
+		r.interval = 1e9 / cfg.Rate
+		if cfg.Arrival == ArrivalPoisson {
+			r.offsets = poissonOffsets(len(p.w.Ops), cfg.Rate, cfg.ArrivalSeed)
+		}
+	}
+	return r
+}
+
+// poissonOffsets draws the intended starts of n ops arriving as a Poisson
+// process of the given rate: exponential gaps, from a seeded PCG so that a
+// run's schedule replays.
+func poissonOffsets(n int, rate float64, seed uint64) []int64 {
+	src := rand.New(rand.NewPCG(seed, 0x6172726976616c73)) // "arrivals"
+	out := make([]int64, n)
+	var t float64
+	for i := range out {
+		out[i] = int64(t)
+		t += src.ExpFloat64() / rate * 1e9
+	}
+	return out
+}
+
+func (r *runner) openSessions(ctx context.Context, st store.Store) error {
+	for i, wk := range r.workers {
+		se, err := st.Session(ctx)
+		if err != nil {
+			return fmt.Errorf("bench: opening session %d of %d: %w", i+1, len(r.workers), err)
+		}
+		wk.se = se
+		if rt, ok := se.(store.Retrier); ok {
+			wk.conflictStart = rt.ConflictRetries()
+		}
+	}
+	return nil
+}
+
+func (r *runner) closeSessions() {
+	for _, wk := range r.workers {
+		if wk.se != nil {
+			wk.se.Close()
+		}
+	}
+}
+
+// run releases the workers and waits for them, sampling throughput each
+// second and reporting progress.
+func (r *runner) run(ctx context.Context) error {
+	ready := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, wk := range r.workers {
+		wg.Go(func() {
+			<-ready
+			if r.cfg.OpenLoop() {
+				wk.runOpen(ctx)
+			} else {
+				wk.runClosed(ctx)
+			}
+		})
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+
+	r.start = time.Now()
+	close(ready)
+	var deadline <-chan time.Time
+	if r.cfg.Duration > 0 {
+		t := time.NewTimer(r.cfg.Duration)
+		defer t.Stop()
+		deadline = t.C
+	}
+	second := time.NewTicker(time.Second)
+	defer second.Stop()
+	var progress <-chan time.Time
+	if r.cfg.Progress != nil {
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		progress = t.C
+	}
+	var lastTotal, lastProgressTotal int64
+	lastProgress := r.start
+	for {
+		select {
+		case <-finished:
+			r.elapsed = time.Since(r.start)
+			total := r.done()
+			if total > lastTotal || len(r.throughput) == 0 {
+				r.throughput = append(r.throughput, total-lastTotal)
+			}
+			if r.cfg.Progress != nil {
+				r.report(total, 0, true)
+			}
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("bench: run cancelled: %w", err)
+			}
+			return nil
+		case <-ctx.Done():
+			r.stop.Store(true)
+		case <-deadline:
+			r.stop.Store(true)
+		case <-second.C:
+			total := r.done()
+			r.throughput = append(r.throughput, total-lastTotal)
+			lastTotal = total
+		case now := <-progress:
+			total := r.done()
+			rate := float64(total-lastProgressTotal) / now.Sub(lastProgress).Seconds()
+			lastProgressTotal, lastProgress = total, now
+			r.report(total, rate, false)
+		}
+	}
+}
+
+func (r *runner) done() int64 {
+	var n int64
+	for _, wk := range r.workers {
+		n += wk.done.n.Load()
+	}
+	return n
+}
+
+func (r *runner) report(total int64, rate float64, final bool) {
+	hs := make([]*coarseHistogram, len(r.workers))
+	for i, wk := range r.workers {
+		hs[i] = wk.coarse
+	}
+	elapsed := time.Since(r.start)
+	pr := Progress{
+		Store: r.cfg.Store, Done: total, Total: int64(len(r.plan.w.Ops)), Elapsed: elapsed,
+		OpsPerSec: rate, P99: coarseQuantile(hs, 0.99), Final: final,
+	}
+	if final {
+		pr.OpsPerSec = float64(total) / r.elapsed.Seconds()
+		pr.Elapsed = r.elapsed
+	} else if rate > 0 {
+		pr.ETA = time.Duration(float64(pr.Total-total) / rate * 1e9)
+		if d := r.cfg.Duration; d > 0 && d-elapsed < pr.ETA {
+			pr.ETA = max(d-elapsed, 0)
+		}
+	}
+	r.cfg.Progress(pr)
+}
+
+// take returns the index of the next op to issue, or -1 when there is none
+// or the run is stopping.
+func (r *runner) take() int {
+	if r.stop.Load() {
+		return -1
+	}
+	i := r.next.Add(1) - 1
+	if i >= int64(len(r.plan.w.Ops)) {
+		return -1
+	}
+	return int(i)
+}
+
+func (wk *worker) runClosed(ctx context.Context) {
+	for {
+		i := wk.r.take()
+		if i < 0 {
+			return
+		}
+		wk.exec(ctx, i, true)
+		wk.done.n.Add(1)
+	}
+}
+
+func (wk *worker) runOpen(ctx context.Context) {
+	r := wk.r
+	threshold := r.cfg.LateThreshold
+	for {
+		i := r.take()
+		if i < 0 {
+			return
+		}
+		var offset int64
+		if r.offsets != nil {
+			offset = r.offsets[i]
+		} else {
+			offset = int64(float64(i) * r.interval)
+		}
+		if d := r.cfg.Duration; d > 0 && offset >= int64(d) {
+			r.stop.Store(true)
+			return
+		}
+		intended := r.start.Add(time.Duration(offset))
+		if wait := time.Until(intended); wait > 0 {
+			time.Sleep(wait)
+		}
+		sent := time.Now()
+		if late := sent.Sub(intended); late > threshold {
+			wk.late++
+			wk.latenessMax = max(wk.latenessMax, late)
+		}
+		wk.exec(ctx, i, false)
+		end := time.Now()
+		wk.latency.record(end.Sub(intended))
+		wk.service.record(end.Sub(sent))
+		if wk.coarse != nil {
+			wk.coarse.record(int64(end.Sub(intended)))
+		}
+		wk.done.n.Add(1)
+	}
+}
+
+// exec issues op i, retrying a capture that finds too little stock, and
+// records its outcome. timeCalls records each call's latency (closed loop).
+func (wk *worker) exec(ctx context.Context, i int, timeCalls bool) {
+	r := wk.r
+	op := &r.plan.w.Ops[i]
+	for attempt := 0; ; attempt++ {
+		var res inventory.Result
+		var err error
+		t0 := time.Now()
+		if op.Kind == inventory.KindCapture {
+			res, err = wk.se.Capture(ctx, op.Key.Group(), op.N, wk.lines)
+		} else {
+			res, err = wk.se.Release(ctx, op.Key, op.N)
+		}
+		if timeCalls {
+			d := time.Since(t0)
+			wk.latency.record(d)
+			if wk.coarse != nil {
+				wk.coarse.record(int64(d))
+			}
+		}
+		switch {
+		case err != nil:
+			wk.fail(i, OpUnknown, err.Error())
+			return
+		case res.Code == inventory.CodeOK:
+			r.outcomes.Record(i, OpApplied, res.Lines)
+			if cap(res.Lines) > cap(wk.lines) {
+				wk.lines = res.Lines[:0] // keep the store's larger buffer
+			}
+			return
+		case res.Code == inventory.CodeInsufficient && op.Kind == inventory.KindCapture && attempt < r.cfg.RetryMax:
+			wk.retries++
+			if !wk.sleep(ctx, r.cfg.RetryDelay) {
+				wk.fail(i, OpRefused, fmt.Sprintf("op %d: capture of %d from %v: run cancelled while retrying", i+1, op.N, op.Group()))
+				return
+			}
+		case res.Code == inventory.CodeInsufficient:
+			wk.fail(i, OpRefused, fmt.Sprintf("op %d: capture of %d from %v: still insufficient (%d available) after %d retries", i+1, op.N, op.Group(), res.Available, attempt))
+			return
+		default:
+			wk.fail(i, OpRefused, fmt.Sprintf("op %d: %v of %d to %v: %v %s", i+1, op.Kind, op.N, op.Key, res.Code, res.Detail))
+			return
+		}
+	}
+}
+
+// sleep waits d, or less if ctx is cancelled; it reports whether the run
+// may go on.
+func (wk *worker) sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (wk *worker) fail(i int, status OpStatus, msg string) {
+	wk.errors++
+	wk.r.outcomes.Record(i, status, nil)
+	r := wk.r
+	r.errMu.Lock()
+	if len(r.errorSamples) < errorSamplesMax {
+		if status == OpUnknown {
+			op := &r.plan.w.Ops[i]
+			msg = fmt.Sprintf("op %d: %v of %d: %s", i+1, op.Kind, op.N, msg)
+		}
+		r.errorSamples = append(r.errorSamples, msg)
+	}
+	r.errMu.Unlock()
+}
+
+// fill copies the measurements into res.
+func (r *runner) fill(res *Result) error {
+	res.Ops = r.done()
+	res.Seconds = r.elapsed.Seconds()
+	if res.Seconds > 0 {
+		res.OpsPerSec = float64(res.Ops) / res.Seconds
+	}
+	res.Throughput = r.throughput
+	res.ErrorSamples = r.errorSamples
+	lat := make([]*latencyRecorder, len(r.workers))
+	for i, wk := range r.workers {
+		lat[i] = &wk.latency
+		res.Retries += wk.retries
+		res.Errors += wk.errors
+		if rt, ok := wk.se.(store.Retrier); ok {
+			res.ConflictRetries += rt.ConflictRetries() - wk.conflictStart
+		}
+	}
+	m := merge(lat)
+	res.LatencyMS = m.latency()
+	res.HistogramUnit = histogramUnit
+	var err error
+	if res.Histogram, err = m.encode(); err != nil {
+		return fmt.Errorf("bench: encoding the latency histogram: %w", err)
+	}
+	if !r.cfg.OpenLoop() {
+		return nil
+	}
+	ol := &OpenLoop{Rate: r.cfg.Rate, Arrival: r.cfg.Arrival, ResponseMS: res.LatencyMS, LateThresholdMS: float64(r.cfg.LateThreshold) / 1e6}
+	for i, wk := range r.workers {
+		lat[i] = &wk.service
+		ol.LateOps += wk.late
+		ol.LatenessMaxMS = math.Max(ol.LatenessMaxMS, float64(wk.latenessMax)/1e6)
+	}
+	svc := merge(lat)
+	ol.ServiceMS = svc.latency()
+	if ol.ServiceHistogram, err = svc.encode(); err != nil {
+		return fmt.Errorf("bench: encoding the service histogram: %w", err)
+	}
+	res.OpenLoop = ol
+	return nil
+}
