@@ -4,6 +4,7 @@ package main
 // function. One blank import per adapter.
 import (
 	_ "allot/store/embedded"
+	_ "allot/store/memory"
 	_ "allot/store/mysql"
 	_ "allot/store/naive"
 	_ "allot/store/postgres"

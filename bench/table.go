@@ -1,0 +1,142 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteTable writes the terminal table: one row per run, then one check
+// line per run ("check: OK" or "check: FAILED (n violations)" with the
+// violations), the open-loop figures, and the errors of runs that did not
+// happen.
+func WriteTable(w io.Writer, runs []Result) error {
+	sweep, open := false, false
+	for i := range runs {
+		sweep = sweep || runs[i].Sweep != nil
+		open = open || runs[i].OpenLoop != nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := []string{"store"}
+	if sweep {
+		head = append(head, "point")
+	}
+	head = append(head, "durability", "workers", "ops", "seconds", "ops/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "retries", "conflict retries", "errors", "check")
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for i := range runs {
+		r := &runs[i]
+		row := []string{r.Store}
+		if sweep {
+			row = append(row, sweepLabel(r))
+		}
+		row = append(row, r.Durability, strconv.Itoa(r.Workers))
+		if r.Status == StatusServerDown || r.Status == StatusFailed {
+			row = append(row, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", statusWord(r))
+		} else {
+			l := r.LatencyMS
+			row = append(row, strconv.FormatInt(r.Ops, 10), fmt.Sprintf("%.2f", r.Seconds), fmt.Sprintf("%.0f", r.OpsPerSec),
+				ms(l.P50), ms(l.P99), ms(l.P999), ms(l.Max),
+				strconv.FormatInt(r.Retries, 10), strconv.FormatInt(r.ConflictRetries, 10), strconv.FormatInt(r.Errors, 10), statusWord(r))
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if open {
+		fmt.Fprintln(w, "\nopen loop: latency above is response time, from each op's intended start")
+		for i := range runs {
+			if ol := runs[i].OpenLoop; ol != nil {
+				fmt.Fprintf(w, "  %s: rate %.0f/s %s; response p99 %s ms, max %s; service p99 %s ms, max %s; %d ops late by more than %s ms (max %s ms)\n",
+					runLabel(&runs[i]), ol.Rate, ol.Arrival, ms(ol.ResponseMS.P99), ms(ol.ResponseMS.Max), ms(ol.ServiceMS.P99), ms(ol.ServiceMS.Max),
+					ol.LateOps, ms(ol.LateThresholdMS), ms(ol.LatenessMaxMS))
+			}
+		}
+	}
+	fmt.Fprintln(w)
+	for i := range runs {
+		writeCheck(w, &runs[i], len(runs) > 1)
+	}
+	return nil
+}
+
+// writeCheck writes a run's check line and what went wrong.
+func writeCheck(w io.Writer, r *Result, label bool) {
+	suffix := ""
+	if label {
+		suffix = "  (" + runLabel(r) + ")"
+	}
+	switch r.Status {
+	case StatusServerDown:
+		fmt.Fprintf(w, "check: NOT RUN, server down%s: %s\n", suffix, r.Error)
+		return
+	case StatusFailed:
+		fmt.Fprintf(w, "check: NOT RUN%s: %s\n", suffix, r.Error)
+		return
+	}
+	if r.Check.OK {
+		fmt.Fprintf(w, "check: OK%s\n", suffix)
+	} else {
+		fmt.Fprintf(w, "check: FAILED (%d violations)%s\n", r.Check.ViolationCount, suffix)
+		for _, v := range r.Check.Violations {
+			fmt.Fprintf(w, "  violation: %s\n", v)
+		}
+		if more := r.Check.ViolationCount - len(r.Check.Violations); more > 0 {
+			fmt.Fprintf(w, "  ... and %d more\n", more)
+		}
+	}
+	if r.Errors > 0 {
+		fmt.Fprintf(w, "  %d ops failed%s, for example:\n", r.Errors, suffix)
+		for _, e := range r.ErrorSamples {
+			fmt.Fprintf(w, "  error: %s\n", e)
+		}
+	}
+}
+
+func runLabel(r *Result) string {
+	parts := []string{r.Store, r.Durability, strconv.Itoa(r.Workers) + " workers"}
+	if r.Sweep != nil {
+		parts = append(parts, r.Sweep.Label)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sweepLabel(r *Result) string {
+	if r.Sweep == nil {
+		return "-"
+	}
+	return r.Sweep.Label
+}
+
+func statusWord(r *Result) string {
+	switch r.Status {
+	case StatusOK:
+		return "OK"
+	case StatusCheckFailed:
+		return fmt.Sprintf("FAILED (%d)", r.Check.ViolationCount)
+	case StatusServerDown:
+		return "SERVER DOWN"
+	}
+	return "NOT RUN"
+}
+
+// ms formats milliseconds with about three significant digits.
+func ms(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v < 0.01:
+		return strconv.FormatFloat(v, 'f', 4, 64)
+	case v < 10:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	case v < 1000:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+// Failed reports whether a run should make `allot bench` exit non-zero: it
+// did not run, its check failed, or some of its ops failed.
+func (r *Result) Failed() bool { return r.Status != StatusOK || r.Errors > 0 }

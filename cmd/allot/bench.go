@@ -1,0 +1,541 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"allot/bench"
+	"allot/internal/sysinfo"
+	"allot/report"
+	"allot/services"
+	"allot/store"
+	"allot/workload"
+)
+
+func init() {
+	register(command{
+		name:    "bench",
+		summary: "run the reservation workload against one or more stores, check it, report",
+		run:     runBench,
+	})
+}
+
+const benchAbout = `Loads the workload's rows into each store, replays its captures and
+releases with --workers sessions at once, then reads the rows back and
+checks that nothing was oversold (per group: final = initial + releases -
+captures; no row below zero; every capture's lines sum to its n). Prints a
+table, 'check: OK' or 'check: FAILED (n violations)' per run, and exits
+non-zero when a check fails, ops fail or a store cannot be reached.
+
+Closed loop by default (each worker sends its next op when the previous one
+returns; latency is per store call). With --rate, open loop: ops are sent on
+a fixed schedule and latency counts from each op's intended start, so a
+stalled store cannot hide its queueing delay.`
+
+// benchFlags holds the parsed flags.
+type benchFlags struct {
+	workload    workloadFlags
+	storeName   string
+	stores      string
+	workers     int
+	durability  string
+	dataDir     string
+	opsFile     string
+	jsonOut     bool
+	retryDelay  time.Duration
+	retryMax    int
+	addr        string
+	pipeline    int
+	rate        float64
+	arrival     string
+	duration    time.Duration
+	sweep       string
+	quiet       bool
+	out         string
+	reportFile  string
+	openTimeout time.Duration
+
+	set map[string]bool // flags given on the command line
+}
+
+func (f *benchFlags) register(fs *flag.FlagSet) {
+	f.workload.register(fs)
+	fs.StringVar(&f.storeName, "store", "embedded", "the store to run (see Stores above)")
+	fs.StringVar(&f.stores, "stores", "", "comma-separated stores to run one after another on the same ops, or 'all' (every registered store but the deliberately wrong naive-* controls); overrides --store")
+	fs.IntVar(&f.workers, "workers", bench.WorkersDefault, "number of sessions issuing ops at once (open loop: the most ops in flight)")
+	fs.StringVar(&f.durability, "durability", "fsync", "fsync, write or none (see DESIGN.md for what each means per store); a comma list runs each")
+	fs.StringVar(&f.dataDir, "data", "", "data directory of the embedded store (default: a temporary one, removed after the run)")
+	fs.StringVar(&f.opsFile, "ops-file", "", "replay this op file (from 'allot gen') instead of generating; excludes --preset, --rows, --ops, --skus, --seed")
+	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON object per store run on standard output instead of the table")
+	fs.DurationVar(&f.retryDelay, "retry-delay", bench.RetryDelayDefault, "sleep before retrying a capture that found too little stock (concurrency reordered it after a release)")
+	fs.IntVar(&f.retryMax, "retry-max", bench.RetryMaxDefault, "stock retries of one capture before it counts as an error")
+	fs.StringVar(&f.addr, "addr", "", "server address (host:port) for stores that connect to one (default: the store's own)")
+	fs.IntVar(&f.pipeline, "pipeline", 1, "ops a session may keep in flight, for stores that support pipelining")
+	fs.Float64Var(&f.rate, "rate", 0, "open loop: ops per second to issue (0: closed loop)")
+	fs.StringVar(&f.arrival, "arrival", bench.ArrivalConstant, "open loop arrivals: constant or poisson")
+	fs.DurationVar(&f.duration, "duration", 0, "stop each run (each sweep point) after this long; with --rate and no --ops, the op count is sized to fill it")
+	fs.StringVar(&f.sweep, "sweep", "", "run each point of one parameter: workers=1,4,16,64 or rows=20,200,2000 or rate=1000,5000")
+	fs.BoolVar(&f.quiet, "quiet", false, "no live progress line (it is shown only when standard output is a terminal)")
+	fs.StringVar(&f.out, "out", "", "write every run's parameters, environment, throughput series and encoded histograms to this JSON results file")
+	fs.StringVar(&f.reportFile, "report", "", "write a self-contained HTML report of the runs to this file")
+	fs.DurationVar(&f.openTimeout, "timeout", 30*time.Second, "bound on connecting to a store and loading its rows")
+}
+
+func storesHelp() string {
+	var b strings.Builder
+	b.WriteString("\n\nStores:")
+	for _, r := range store.Registered() {
+		fmt.Fprintf(&b, "\n  %-16s %s", r.Name, r.About)
+	}
+	return b.String()
+}
+
+func runBench(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("bench", "[flags]", benchAbout+storesHelp(), stderr)
+	var f benchFlags
+	f.register(fs)
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	job, err := f.job()
+	if err != nil {
+		return &exitError{code: 2, msg: err.Error()}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	job.stdout, job.stderr = stdout, stderr
+	job.progress = !f.quiet && isTerminal(stdout) && isTerminal(stderr)
+	return job.run(ctx)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// benchJob is a validated bench invocation.
+type benchJob struct {
+	f            *benchFlags
+	stores       []string
+	durabilities []store.Durability
+	sweep        *bench.Sweep
+	fileWorkload *workload.Workload // --ops-file, else nil
+	params       workload.Params    // generated workloads, before sweep changes
+
+	stdout, stderr io.Writer
+	progress       bool
+	results        bench.ResultsFile
+}
+
+// job validates the flags into a job. Every error here is bad input.
+func (f *benchFlags) job() (*benchJob, error) {
+	j := &benchJob{f: f}
+	switch {
+	case f.workers < 1 || f.workers > bench.WorkersMax:
+		return nil, fmt.Errorf("--workers must be from 1 to %d, got %d", bench.WorkersMax, f.workers)
+	case f.pipeline < 1:
+		return nil, fmt.Errorf("--pipeline must be at least 1, got %d", f.pipeline)
+	case f.retryMax < 0:
+		return nil, fmt.Errorf("--retry-max must not be negative, got %d", f.retryMax)
+	case f.retryDelay < 0:
+		return nil, fmt.Errorf("--retry-delay must not be negative, got %v", f.retryDelay)
+	case f.rate < 0 || math.IsNaN(f.rate) || math.IsInf(f.rate, 0):
+		return nil, fmt.Errorf("--rate must be a positive number of ops per second, got %g", f.rate)
+	case f.duration < 0:
+		return nil, fmt.Errorf("--duration must not be negative, got %v", f.duration)
+	case f.openTimeout <= 0:
+		return nil, fmt.Errorf("--timeout must be positive, got %v", f.openTimeout)
+	case f.set["arrival"] && f.rate == 0 && !strings.HasPrefix(f.sweep, "rate="):
+		return nil, errors.New("--arrival applies to the open loop: give --rate or --sweep rate=...")
+	}
+	if f.arrival != bench.ArrivalConstant && f.arrival != bench.ArrivalPoisson {
+		return nil, fmt.Errorf("--arrival must be %s or %s, got %q", bench.ArrivalConstant, bench.ArrivalPoisson, f.arrival)
+	}
+
+	// Stores.
+	names := []string{f.storeName}
+	if f.stores == "all" {
+		names = nil
+		for _, r := range store.Registered() {
+			if !strings.HasPrefix(r.Name, "naive") {
+				names = append(names, r.Name)
+			}
+		}
+	} else if f.stores != "" {
+		names = strings.Split(f.stores, ",")
+	}
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if _, err := store.Lookup(n); err != nil {
+			return nil, err
+		}
+		if !slices.Contains(j.stores, n) {
+			j.stores = append(j.stores, n)
+		}
+	}
+	if len(j.stores) == 0 {
+		return nil, errors.New("no store to run")
+	}
+
+	for _, d := range strings.Split(f.durability, ",") {
+		dur, err := store.ParseDurability(strings.TrimSpace(d))
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(j.durabilities, dur) {
+			j.durabilities = append(j.durabilities, dur)
+		}
+	}
+
+	if f.sweep != "" {
+		sw, err := bench.ParseSweep(f.sweep)
+		if err != nil {
+			return nil, err
+		}
+		j.sweep = &sw
+		if f.set[sw.Param] {
+			return nil, fmt.Errorf("--sweep %s=... and --%s both set the %s: give one", sw.Param, sw.Param, sw.Param)
+		}
+	}
+
+	if f.opsFile != "" {
+		for _, name := range []string{"preset", "rows", "ops", "skus", "seed"} {
+			if f.set[name] {
+				return nil, fmt.Errorf("--ops-file replays a file: --%s does not apply", name)
+			}
+		}
+		if j.sweep != nil && j.sweep.Param != "workers" {
+			return nil, fmt.Errorf("--ops-file replays one workload: only a workers sweep applies, not %s", j.sweep.Param)
+		}
+		w, err := workload.ReadFile(f.opsFile)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := workload.Verify(w); err != nil {
+			return nil, fmt.Errorf("%s: the ops do not all succeed when run in order, so the bench could not tell a store's fault from the file's: %w", f.opsFile, err)
+		}
+		j.fileWorkload = w
+	} else {
+		p, err := f.workload.params()
+		if err != nil {
+			return nil, err
+		}
+		j.params = p
+		// Check every point's params now, so that a bad one fails before
+		// any store runs.
+		for i := range j.points() {
+			p := j.pointParams(i)
+			if err := p.Validate(); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	// The run config, checked once for every point.
+	for i := range j.points() {
+		cfg := j.runConfig(i, "", "")
+		if err := cfg.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	return j, nil
+}
+
+// points returns the number of sweep points (1 without a sweep).
+func (j *benchJob) points() int {
+	if j.sweep == nil {
+		return 1
+	}
+	return len(j.sweep.Values)
+}
+
+// point returns sweep point i's label, nil without a sweep.
+func (j *benchJob) point(i int) *bench.SweepPoint {
+	if j.sweep == nil {
+		return nil
+	}
+	return j.sweep.Point(i)
+}
+
+// rate returns the open-loop rate of point i (0: closed loop).
+func (j *benchJob) rate(i int) float64 {
+	if j.sweep != nil && j.sweep.Param == "rate" {
+		return j.sweep.Values[i]
+	}
+	return j.f.rate
+}
+
+// pointParams returns the generator params of point i.
+func (j *benchJob) pointParams(i int) workload.Params {
+	p := j.params
+	if j.sweep != nil && j.sweep.Param == "rows" {
+		p.Rows = int(j.sweep.Values[i])
+	}
+	// An open loop bounded by a duration needs rate x duration ops; a
+	// tenth more covers Poisson arrivals running ahead of the mean.
+	if r := j.rate(i); r > 0 && j.f.duration > 0 && !j.f.set["ops"] {
+		p.Ops = int(math.Ceil(r*j.f.duration.Seconds()*1.1)) + 100
+	}
+	return p
+}
+
+func (j *benchJob) runConfig(i int, storeName string, d store.Durability) bench.RunConfig {
+	workers := j.f.workers
+	if j.sweep != nil && j.sweep.Param == "workers" {
+		workers = int(j.sweep.Values[i])
+	}
+	retryMax := j.f.retryMax
+	if retryMax == 0 {
+		retryMax = -1 // RunConfig: negative means none, zero means default
+	}
+	return bench.RunConfig{
+		Workers:      workers,
+		RetryDelay:   j.f.retryDelay,
+		RetryMax:     retryMax,
+		Duration:     j.f.duration,
+		Rate:         j.rate(i),
+		Arrival:      j.f.arrival,
+		ArrivalSeed:  j.params.Seed,
+		Store:        storeName,
+		Durability:   d,
+		Pipeline:     j.f.pipeline,
+		Sweep:        j.point(i),
+		WorkloadFile: j.f.opsFile,
+	}
+}
+
+// run runs every point, store and durability, prints as it goes and
+// returns an exit error when any run failed.
+func (j *benchJob) run(ctx context.Context) error {
+	j.results = bench.ResultsFile{Version: bench.ResultsVersion, Started: time.Now().UTC(), Command: os.Args}
+	if j.f.out != "" || j.f.reportFile != "" {
+		env, err := json.Marshal(sysinfo.Collect(ctx))
+		if err != nil {
+			return fmt.Errorf("describing the machine: %w", err)
+		}
+		j.results.Environment = env
+	}
+	var plan *bench.Plan
+	var planParams workload.Params
+	for i := range j.points() {
+		if j.fileWorkload != nil {
+			if plan == nil {
+				p, err := bench.NewPlan(j.fileWorkload)
+				if err != nil {
+					return &exitError{code: 2, msg: fmt.Sprintf("%s: %v", j.f.opsFile, err)}
+				}
+				plan = p
+			}
+		} else if p := j.pointParams(i); plan == nil || p != planParams {
+			w, err := workload.Generate(p)
+			if err != nil {
+				return &exitError{code: 2, msg: err.Error()}
+			}
+			if plan, err = bench.NewPlan(w); err != nil {
+				return err
+			}
+			planParams = p
+		}
+		for _, name := range j.stores {
+			for _, d := range j.durabilities {
+				res, err := j.runOne(ctx, plan, j.runConfig(i, name, d))
+				if err != nil {
+					return err
+				}
+				if err := j.emit(res); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return j.finish()
+}
+
+// runOne opens one store, runs the plan on it and closes it. A store that
+// cannot be opened or loaded gives a Result saying so; only a cancelled
+// run is an error.
+func (j *benchJob) runOne(ctx context.Context, plan *bench.Plan, cfg bench.RunConfig) (*bench.Result, error) {
+	w := plan.Workload()
+	notRun := func(status string, err error) *bench.Result {
+		return &bench.Result{
+			Store: cfg.Store, Durability: string(cfg.Durability), Workers: cfg.Workers, Pipeline: cfg.Pipeline,
+			Workload: bench.WorkloadInfo{Name: w.Params.Name, Rows: len(w.Initial), Ops: len(w.Ops), Seed: w.Params.Seed, SKUs: w.Params.SKUs, File: cfg.WorkloadFile},
+			Mode:     map[bool]string{false: "closed", true: "open"}[cfg.Rate > 0],
+			Sweep:    cfg.Sweep, Started: time.Now().UTC(), Status: status, Error: err.Error(),
+			Check: bench.CheckResult{Violations: []string{}},
+		}
+	}
+	st, err := j.openStore(ctx, cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if errors.Is(err, store.ErrServerDown) {
+			return notRun(bench.StatusServerDown, err), nil
+		}
+		return notRun(bench.StatusFailed, err), nil
+	}
+	defer func() {
+		if err := st.Close(); err != nil {
+			fmt.Fprintf(j.stderr, "allot bench: closing %s: %v\n", cfg.Store, err)
+		}
+	}()
+	if j.progress {
+		cfg.Progress = newProgressLine(j.stderr, cfg)
+	}
+	res, err := plan.Run(ctx, cfg, st)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		if errors.Is(err, store.ErrServerDown) {
+			return notRun(bench.StatusServerDown, err), nil
+		}
+		return notRun(bench.StatusFailed, err), nil
+	}
+	if cfg.Duration > 0 && res.Ops == int64(len(w.Ops)) && res.Seconds < cfg.Duration.Seconds()*0.99 {
+		fmt.Fprintf(j.stderr, "allot bench: %s ran out of ops after %.1fs, before --duration %v: raise --ops\n", cfg.Store, res.Seconds, cfg.Duration)
+	}
+	return res, nil
+}
+
+// openStore opens a store; a server running in another durability mode
+// than asked, that cannot switch at runtime (Tarantool's wal_mode), is
+// restarted in the right mode through services and the store opened again.
+func (j *benchJob) openStore(ctx context.Context, cfg bench.RunConfig) (store.Store, error) {
+	scfg := store.Config{
+		Durability: cfg.Durability, DataDir: j.f.dataDir, Addr: j.f.addr,
+		Workers: cfg.Workers, Pipeline: cfg.Pipeline, Timeout: j.f.openTimeout,
+	}
+	reg, err := store.Lookup(cfg.Store)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, cfg.Store, scfg)
+	if err != nil && errors.Is(err, store.ErrDurabilityMismatch) && reg.Server != "" {
+		log := io.Discard
+		if !j.f.quiet {
+			log = j.stderr
+			fmt.Fprintf(log, "allot bench: %s: %v; restarting %s in %s mode\n", cfg.Store, err, reg.Server, cfg.Durability)
+		}
+		if uerr := services.Up(ctx, services.Config{Durability: cfg.Durability, Log: log}, reg.Server); uerr != nil {
+			return nil, fmt.Errorf("%w; restarting %s in %s mode failed: %v", err, reg.Server, cfg.Durability, uerr)
+		}
+		st, err = store.Open(ctx, cfg.Store, scfg)
+	}
+	return st, err
+}
+
+// emit records a run: a JSON line at once with --json, and the results
+// file rewritten so that a long sweep interrupted keeps what it measured.
+func (j *benchJob) emit(res *bench.Result) error {
+	j.results.Runs = append(j.results.Runs, *res)
+	if j.f.jsonOut {
+		if err := json.NewEncoder(j.stdout).Encode(res); err != nil {
+			return err
+		}
+	}
+	if j.f.out != "" {
+		data, err := json.MarshalIndent(&j.results, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(j.f.out, append(data, '\n')); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish prints the table (or, with --json, the failures on stderr),
+// writes the report and turns failed runs into the exit code.
+func (j *benchJob) finish() error {
+	runs := j.results.Runs
+	if j.f.jsonOut {
+		var failed []bench.Result
+		for _, r := range runs {
+			if r.Failed() {
+				failed = append(failed, r)
+			}
+		}
+		if len(failed) > 0 {
+			if err := bench.WriteTable(j.stderr, failed); err != nil {
+				return err
+			}
+		}
+	} else if err := bench.WriteTable(j.stdout, runs); err != nil {
+		return err
+	}
+	if j.f.reportFile != "" {
+		var page bytes.Buffer
+		if err := report.WriteHTML(&page, &j.results); err != nil {
+			return fmt.Errorf("writing the report: %w", err)
+		}
+		if err := writeFileAtomic(j.f.reportFile, page.Bytes()); err != nil {
+			return err
+		}
+		if !j.f.quiet {
+			fmt.Fprintf(j.stderr, "wrote %s\n", j.f.reportFile)
+		}
+	}
+	failed := 0
+	for _, r := range runs {
+		if r.Failed() {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return &exitError{code: 1, msg: fmt.Sprintf("%d of %d runs failed (see above)", failed, len(runs))}
+	}
+	return nil
+}
+
+// newProgressLine returns a Progress callback drawing one live line for
+// the run on w (a terminal), cleared when the run ends.
+func newProgressLine(w io.Writer, cfg bench.RunConfig) func(bench.Progress) {
+	label := fmt.Sprintf("%s %s %dw", cfg.Store, cfg.Durability, cfg.Workers)
+	if cfg.Sweep != nil {
+		label += " " + cfg.Sweep.Label
+	}
+	var bar *progressbar.ProgressBar
+	return func(p bench.Progress) {
+		if bar == nil {
+			bar = progressbar.NewOptions64(p.Total,
+				progressbar.OptionSetWriter(w),
+				progressbar.OptionSetDescription(label),
+				progressbar.OptionSetWidth(24),
+				progressbar.OptionShowCount(),
+				progressbar.OptionSetPredictTime(false),
+				progressbar.OptionThrottle(200*time.Millisecond),
+				progressbar.OptionClearOnFinish(),
+			)
+		}
+		if p.Final {
+			bar.Finish()
+			return
+		}
+		desc := fmt.Sprintf("%s  %8.0f ops/s  p99 %v", label, p.OpsPerSec, p.P99.Round(time.Microsecond))
+		if p.ETA > 0 {
+			desc += fmt.Sprintf("  eta %v", p.ETA.Round(time.Second))
+		}
+		bar.Describe(desc)
+		bar.Set64(p.Done)
+	}
+}
