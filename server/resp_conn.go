@@ -244,6 +244,14 @@ func (c *respConn) command(args [][]byte) {
 			c.immediate = resp.AppendErr(c.immediate, resp.ArityError(name))
 		}
 		c.done(from)
+	case resp.NameEcho:
+		from := c.mark()
+		if len(args) == 2 {
+			c.immediate = resp.AppendBulkBytes(c.immediate, args[1])
+		} else {
+			c.immediate = resp.AppendErr(c.immediate, resp.ArityError(name))
+		}
+		c.done(from)
 	case resp.NameQuit:
 		from := c.mark()
 		c.immediate = resp.AppendOK(c.immediate)
@@ -263,7 +271,7 @@ func (c *respConn) command(args [][]byte) {
 		c.client(args)
 	default:
 		c.s.metrics.commandErrors.Add(1)
-		c.err("unknown command '" + printable(args[0]) + "' (commands: CAPTURE, RELEASE, STOCK.SET, STOCK.GET, AVAILABLE, PING, QUIT, HELLO, CLIENT, COMMAND, AUTH)")
+		c.err("unknown command '" + printable(args[0]) + "' (commands: CAPTURE, RELEASE, STOCK.SET, STOCK.GET, AVAILABLE, PING, ECHO, QUIT, HELLO, CLIENT, COMMAND, AUTH)")
 	}
 }
 

@@ -20,6 +20,7 @@ const (
 	NameClient
 	NameCommand
 	NameAuth
+	NameEcho
 )
 
 // spec is one row of the command table.
@@ -43,6 +44,8 @@ var specs = [...]spec{
 	{NameClient, "CLIENT", 0, "CLIENT SETNAME <name> | GETNAME | SETINFO <attr> <value> | ID", 0},
 	{NameCommand, "COMMAND", 0, "COMMAND [...]", 0},
 	{NameAuth, "AUTH", 0, "AUTH [<user>] <password>", 0},
+	// redis-cli --pipe ends a bulk load with ECHO <marker> and waits for it.
+	{NameEcho, "ECHO", 2, "ECHO <message>", 0},
 }
 
 // Lookup returns the command named by word, ignoring ASCII case. It does
