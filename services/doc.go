@@ -10,6 +10,12 @@
 // a real client connection succeeds, and creates the accounts named by the
 // connection constants (PostgresDSN, MariaDBDSN, RedisAddr, TarantoolAddr).
 //
+// PostgreSQL and MariaDB run as their system users (postgres, mysql) when
+// we are root, in a folder given to that user. When that user cannot walk
+// into Config.Dir (a checkout in a private home, a 0700 temporary folder),
+// those two servers live in /var/tmp/allot-services-<hash of Config.Dir>
+// instead; Status shows the folder.
+//
 // Invariants:
 //   - Up is idempotent: a server that already runs from our directory is
 //     left running (its durability is adjusted at runtime where the server

@@ -3,6 +3,8 @@ package services
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -226,4 +228,43 @@ func findBinary(name string) string {
 		}
 	}
 	return ""
+}
+
+// canReach reports whether a can walk down to dir: every existing folder on
+// the way must let it search (x) as owner, group or other. Folders that do
+// not exist yet will be made 0755.
+func (a *account) canReach(dir string) bool {
+	for d := dir; ; d = filepath.Dir(d) {
+		if st, err := os.Stat(d); err == nil {
+			sys, ok := st.Sys().(*syscall.Stat_t)
+			if !ok {
+				return true
+			}
+			mode := st.Mode().Perm()
+			switch {
+			case sys.Uid == a.uid:
+				if mode&0o100 == 0 {
+					return false
+				}
+			case sys.Gid == a.gid:
+				if mode&0o010 == 0 {
+					return false
+				}
+			case mode&0o001 == 0:
+				return false
+			}
+		}
+		if d == filepath.Dir(d) {
+			return true
+		}
+	}
+}
+
+// fallbackRoot is where servers that run as a system user live when that
+// user cannot reach Config.Dir (a checkout under a private home or a 0700
+// temporary folder): a folder of /var/tmp named after Config.Dir, so that
+// Up, Down and Status of one Config.Dir always agree on it.
+func fallbackRoot(dir string) string {
+	sum := sha256.Sum256([]byte(dir))
+	return filepath.Join("/var/tmp", "allot-services-"+hex.EncodeToString(sum[:6]))
 }

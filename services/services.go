@@ -106,6 +106,9 @@ func newInstance(cfg *Config, s server) (*instance, error) {
 		return nil, err
 	}
 	in.user = u
+	if u != nil && !u.canReach(cfg.Dir) {
+		in.dir = filepath.Join(fallbackRoot(cfg.Dir), s.name())
+	}
 	return in, nil
 }
 

@@ -315,3 +315,35 @@ func TestConfigValidate(t *testing.T) {
 		t.Error("an unknown server name was accepted")
 	}
 }
+
+// TestUnreachableDirFallsBack: when the postgres user cannot walk into
+// Config.Dir (a 0700 folder), its server lives in a folder of /var/tmp
+// named after Config.Dir, and Up, Status and Down agree on it.
+func TestUnreachableDirFallsBack(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root runs PostgreSQL as another user")
+	}
+	dir := t.TempDir() // 0700: the postgres user cannot get in
+	cfg := Config{Dir: filepath.Join(dir, "services"), portOffset: testPortOffset}
+	requireInstalled(t, cfg, Postgres)
+	want := filepath.Join(fallbackRoot(cfg.Dir), Postgres)
+	t.Cleanup(func() {
+		if err := Down(context.Background(), cfg, Postgres); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+		os.RemoveAll(filepath.Dir(want))
+	})
+	if err := Up(context.Background(), cfg, Postgres); err != nil {
+		t.Fatal(err)
+	}
+	st := statusOf(t, cfg, Postgres)
+	if st.State != StateRunning || st.Dir != want {
+		t.Fatalf("status %v in %s, want running in %s", st, st.Dir, want)
+	}
+	if err := Down(context.Background(), cfg, Postgres); err != nil {
+		t.Fatal(err)
+	}
+	if alive(st.PID) {
+		t.Fatalf("pid %d survived Down", st.PID)
+	}
+}
