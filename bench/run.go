@@ -216,8 +216,12 @@ func (r *runner) run(ctx context.Context) error {
 
 	r.start = time.Now()
 	close(ready)
+	// The closed loop stops at the deadline. The open loop stops issuing
+	// at the first op scheduled past it (see runOpen) instead: ops due
+	// before it but held up by a stalled store must still be sent and
+	// timed, or the stall would vanish from the results.
 	var deadline <-chan time.Time
-	if r.cfg.Duration > 0 {
+	if r.cfg.Duration > 0 && !r.cfg.OpenLoop() {
 		t := time.NewTimer(r.cfg.Duration)
 		defer t.Stop()
 		deadline = t.C
@@ -230,6 +234,7 @@ func (r *runner) run(ctx context.Context) error {
 		defer t.Stop()
 		progress = t.C
 	}
+	cancelled := ctx.Done()
 	var lastTotal, lastProgressTotal int64
 	lastProgress := r.start
 	for {
@@ -247,8 +252,9 @@ func (r *runner) run(ctx context.Context) error {
 				return fmt.Errorf("bench: run cancelled: %w", err)
 			}
 			return nil
-		case <-ctx.Done():
+		case <-cancelled:
 			r.stop.Store(true)
+			cancelled = nil // closed for good: stop selecting it
 		case <-deadline:
 			r.stop.Store(true)
 		case <-second.C:
