@@ -15,8 +15,9 @@ const policyRCPath = "/usr/sbin/policy-rc.d"
 
 // ensureInstalled installs the Debian packages of every server in list that
 // is missing. Only root can; anyone else gets an error naming the packages.
-// Installs are serialised across processes by Dir/install.lock (apt's own
-// lock would make a second apt-get fail rather than wait).
+// Installs are serialised across processes by one machine-wide lock file
+// (not one per Config.Dir: two directories' tests install at once too), so
+// that a second apt-get does not fail on apt's own locks.
 func ensureInstalled(ctx context.Context, cfg *Config, list []server) error {
 	missing := missingPackages(list)
 	if len(missing) == 0 {
@@ -26,7 +27,7 @@ func ensureInstalled(ctx context.Context, cfg *Config, list []server) error {
 		return fmt.Errorf("services: not installed: %s; run allot as root to install them, or install them yourself: apt-get install -y %s",
 			strings.Join(missing, ", "), strings.Join(missing, " "))
 	}
-	lock, err := lockFile(ctx, filepath.Join(cfg.Dir, "install.lock"))
+	lock, err := lockFile(ctx, filepath.Join(os.TempDir(), "allot-services-install.lock"))
 	if err != nil {
 		return err
 	}
