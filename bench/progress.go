@@ -42,10 +42,10 @@ func coarseBucket(ns int64) int {
 	return (l-2)*4 + sub
 }
 
-// coarseValue returns the upper bound of bucket b.
+// coarseValue returns the (exclusive) upper bound of bucket b.
 func coarseValue(b int) int64 {
 	if b < 4 {
-		return int64(b)
+		return int64(b) + 1
 	}
 	l := b/4 + 2
 	sub := b % 4
