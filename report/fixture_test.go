@@ -76,7 +76,8 @@ func fixtureRun(t testing.TB, store string, seed uint64, opsPerSec, medianUS flo
 // open-loop run, a workers sweep and an open-loop rate sweep.
 func fixtureResults(t testing.TB) *bench.ResultsFile {
 	env, err := json.Marshal(sysinfo.Env{CPUModel: "Test CPU", Cores: 2, GOMAXPROCS: 2, MemoryBytes: 8 << 30,
-		OS: "Test OS", Arch: "linux/amd64", Kernel: "6.1.0-test", GoVersion: "go1.26.8", AllotCommit: "0123456789abcdef0123456789abcdef01234567"})
+		OS: "Test OS", Arch: "linux/amd64", Kernel: "6.1.0-test", GoVersion: "go1.26.8", AllotCommit: "0123456789abcdef0123456789abcdef01234567",
+		LoadAverage: [3]float64{2.5, 1.25, 0.5}})
 	if err != nil {
 		t.Fatal(err)
 	}

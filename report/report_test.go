@@ -166,7 +166,7 @@ func TestPageContent(t *testing.T) {
 		`<span class="pill bad">check_failed</span>`,
 		`<li>row (sku-1,w1,new,own) count -2 below zero</li>`,
 		"… and 1 more",
-		"Test CPU", "0123456789abcdef0123456789abcdef01234567",
+		"Test CPU", "0123456789abcdef0123456789abcdef01234567", "2.50, 1.25, 0.50 — the machine was busy",
 		"postgres test server 1.0, durability fsync",
 		"uPlot " + uPlotVersion,
 	} {

@@ -376,10 +376,11 @@ func envRows(raw json.RawMessage) ([]keyValue, string) {
 		{"Kernel", env.Kernel},
 		{"Go", env.GoVersion},
 		{"allot commit", commitText(env)},
+		{"Load average when the bench started (1, 5, 15 min)", loadText(env)},
 		{"Host", env.Hostname},
 	}
 	known := map[string]bool{"cpu_model": true, "cores": true, "gomaxprocs": true, "memory_bytes": true, "os": true,
-		"arch": true, "kernel": true, "go_version": true, "allot_commit": true, "allot_modified": true, "hostname": true}
+		"arch": true, "kernel": true, "go_version": true, "allot_commit": true, "allot_modified": true, "load_average": true, "hostname": true}
 	var extra []string
 	for k := range all {
 		if !known[k] {
@@ -397,6 +398,18 @@ func envRows(raw json.RawMessage) ([]keyValue, string) {
 		}
 	}
 	return out, env.String()
+}
+
+func loadText(env sysinfo.Env) string {
+	l := env.LoadAverage
+	if l == [3]float64{} {
+		return ""
+	}
+	s := fmt.Sprintf("%.2f, %.2f, %.2f", l[0], l[1], l[2])
+	if env.Cores > 0 && l[0] >= float64(env.Cores)/2 {
+		s += fmt.Sprintf(" — the machine was busy with other work (%d CPUs): figures may be lower and noisier than on an idle machine", env.Cores)
+	}
+	return s
 }
 
 func memoryText(b int64) string {

@@ -48,6 +48,10 @@ type Env struct {
 	// AllotModified says the working tree had uncommitted changes, so the
 	// commit alone does not reproduce the code.
 	AllotModified bool `json:"allot_modified,omitempty"`
+	// LoadAverage is the 1, 5 and 15 minute load average when the facts
+	// were collected: on a shared machine, a load near or above Cores means
+	// the bench competed for CPU with something else.
+	LoadAverage [3]float64 `json:"load_average"`
 	// Hostname is the machine's name, when it has one.
 	Hostname string `json:"hostname,omitempty"`
 }
@@ -109,6 +113,9 @@ func collect(ctx context.Context, root fs.FS, wd string, vcs buildVCS) Env {
 	}
 	if b, err := fs.ReadFile(root, "proc/sys/kernel/osrelease"); err == nil {
 		e.Kernel = strings.TrimSpace(string(b))
+	}
+	if b, err := fs.ReadFile(root, "proc/loadavg"); err == nil {
+		e.LoadAverage = parseLoadAverage(b)
 	}
 	if h, err := os.Hostname(); err == nil {
 		e.Hostname = h
@@ -227,6 +234,21 @@ func parseMemTotal(b []byte) int64 {
 		}
 	}
 	return 0
+}
+
+// parseLoadAverage reads the first three fields of /proc/loadavg; a field
+// that does not parse stays 0.
+func parseLoadAverage(b []byte) [3]float64 {
+	var out [3]float64
+	for i, f := range strings.Fields(string(b)) {
+		if i == len(out) {
+			break
+		}
+		if v, err := strconv.ParseFloat(f, 64); err == nil && v >= 0 {
+			out[i] = v
+		}
+	}
+	return out
 }
 
 // parseOSRelease returns PRETTY_NAME, else NAME, from an os-release file.

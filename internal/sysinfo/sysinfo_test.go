@@ -69,10 +69,14 @@ func TestCollectFromFakeRoot(t *testing.T) {
 		"proc/meminfo":              {Data: []byte("MemTotal: 2048 kB\n")},
 		"etc/os-release":            {Data: []byte("PRETTY_NAME=\"Test OS 1\"\n")},
 		"proc/sys/kernel/osrelease": {Data: []byte("9.9.9-test\n")},
+		"proc/loadavg":              {Data: []byte("1.50 0.75 0.25 3/345 6789\n")},
 	}
 	e := collect(context.Background(), root, "", buildVCS{revision: "abc123", modified: true})
 	if e.CPUModel != "Test CPU" || e.Cores != 3 || e.MemoryBytes != 2048*1024 || e.OS != "Test OS 1" || e.Kernel != "9.9.9-test" {
 		t.Errorf("collect = %+v", e)
+	}
+	if e.LoadAverage != [3]float64{1.5, 0.75, 0.25} {
+		t.Errorf("load average = %v", e.LoadAverage)
 	}
 	if e.AllotCommit != "abc123" || !e.AllotModified {
 		t.Errorf("build stamp not preferred: commit %q modified %v", e.AllotCommit, e.AllotModified)
