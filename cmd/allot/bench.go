@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -68,6 +69,7 @@ type benchFlags struct {
 	quiet       bool
 	out         string
 	reportFile  string
+	cpuProfile  string
 	openTimeout time.Duration
 
 	set map[string]bool // flags given on the command line
@@ -93,6 +95,7 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.quiet, "quiet", false, "no live progress line (it is shown only when standard output is a terminal)")
 	fs.StringVar(&f.out, "out", "", "write every run's parameters, environment, throughput series and encoded histograms to this JSON results file")
 	fs.StringVar(&f.reportFile, "report", "", "write a self-contained HTML report of the runs to this file")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole bench process (runner and in-process stores) to this file, for 'go tool pprof'")
 	fs.DurationVar(&f.openTimeout, "timeout", 30*time.Second, "bound on connecting to a store and loading its rows")
 }
 
@@ -120,6 +123,17 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
+		if err != nil {
+			return &exitError{code: 2, msg: fmt.Sprintf("--cpuprofile: %v", err)}
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	job.stdout, job.stderr = stdout, stderr
 	job.progress = !f.quiet && isTerminal(stdout) && isTerminal(stderr)
 	return job.run(ctx)
