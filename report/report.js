@@ -90,13 +90,16 @@
         : function (u, v) { return v == null ? "—" : String(+v.toPrecision(6)); }
     }];
     c.series.forEach(function (s) {
+      // A line needs two points: a run shorter than two seconds has one
+      // throughput point, so show markers whenever a series is that sparse.
+      var defined = s.y.filter(function (v) { return v != null; }).length;
       series.push({
         label: s.label,
         stroke: color(s.color),
         width: 2,
         dash: s.dash ? [6, 4] : undefined,
         spanGaps: false,
-        points: { show: c.kind === "sweep", size: 7 },
+        points: { show: c.kind === "sweep" || defined < 3, size: 7 },
         value: function (u, v) { return yValue(v); }
       });
     });

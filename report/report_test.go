@@ -184,16 +184,7 @@ func TestPageContent(t *testing.T) {
 	if m == nil {
 		t.Fatal("no chart data block")
 	}
-	var cs struct {
-		Throughput, Spectrum, Sweeps []struct {
-			ID     string
-			X      []*float64
-			Series []struct {
-				Label string
-				Y     []*float64
-			}
-		}
-	}
+	var cs chartSetJSON
 	if err := json.Unmarshal([]byte(m[1]), &cs); err != nil {
 		t.Fatalf("chart data is not JSON: %v", err)
 	}
