@@ -172,7 +172,7 @@ func fillMeasured(row *publishedRow, r *bench.Result, color int) {
 	row.Measured = intText(int64(math.Round(r.OpsPerSec)))
 	row.Same = sameAsPublished(r)
 	row.Color = color
-	row.MeasuredLabel = fmt.Sprintf("%s, %s ops, %d workers, %s, %s", r.Workload.Name, intText(r.Ops), r.Workers, modeText(r), r.Durability)
+	row.MeasuredLabel = fmt.Sprintf("%s: %s, %s ops, %d workers, %s, %s", r.Store, r.Workload.Name, intText(r.Ops), r.Workers, modeText(r), r.Durability)
 }
 
 // logFloor is the power of ten at or below v (the bar scale's origin).
