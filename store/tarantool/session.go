@@ -10,8 +10,9 @@ import (
 	"allot/inventory"
 )
 
-// session is one worker's connection. It also counts the transaction
-// conflicts the Lua functions retried.
+// session is one worker's handle on the Store's shared connection, with its
+// own request and reply buffers. It also counts the transaction conflicts
+// the Lua functions retried.
 type session struct {
 	conn      *gotarantool.Connection
 	space     string
@@ -83,12 +84,8 @@ func (s *session) Release(ctx context.Context, k inventory.RowKey, n int64) (inv
 // for this session (vinyl only; memtx never conflicts here).
 func (s *session) ConflictRetries() int64 { return s.conflicts }
 
-func (s *session) Close() error {
-	if err := s.conn.Close(); err != nil {
-		return fmt.Errorf("tarantool: closing a session: %w", err)
-	}
-	return nil
-}
+// Close does nothing: the connection is the Store's, closed by Store.Close.
+func (s *session) Close() error { return nil }
 
 // callArgs encodes the arguments of allot.capture and allot.release: some
 // strings, then n. A custom encoder avoids boxing each argument in an

@@ -60,8 +60,17 @@ func init() {
 	}
 }
 
-// Store is one space of a Tarantool server. It keeps one connection for
-// Load, Rows and Describe; each Session opens its own.
+// Store is one space of a Tarantool server, reached over one IPROTO
+// connection that Load, Rows, Describe and every Session share.
+//
+// go-tarantool's Connection is safe for concurrent use and multiplexes:
+// requests from many goroutines go out in shared writes and their replies
+// are matched by id, and Tarantool runs the requests of one connection in
+// parallel fibers. That is how the connector is meant to be used. A
+// connection per session was measured and rejected: with 16 workers on the
+// seed preset (durability write, this two-core machine under load) it ran
+// 16,400-17,600 ops/s against 30,000-58,000 for one shared connection,
+// and two or four shared connections did no better than one.
 type Store struct {
 	conn   *gotarantool.Connection
 	cfg    store.Config
@@ -180,15 +189,15 @@ func (s *Store) Rows(ctx context.Context) ([]inventory.Row, error) {
 	}
 }
 
-// Session opens a connection for one worker.
+// Session returns a worker's handle on the shared connection.
 func (s *Store) Session(ctx context.Context) (store.Session, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-	defer cancel()
-	conn, err := connect(ctx, s.cfg)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return &session{conn: conn, space: s.engine.space}, nil
+	if s.conn.ClosedNow() {
+		return nil, fmt.Errorf("tarantool: %w: %s: the connection is closed", store.ErrServerDown, s.cfg.Addr)
+	}
+	return &session{conn: s.conn, space: s.engine.space}, nil
 }
 
 // Describe names the server version, the engine and the wal_mode read back
@@ -202,7 +211,7 @@ func (s *Store) Describe(ctx context.Context) (string, error) {
 	return fmt.Sprintf("tarantool %s, engine %s, wal_mode %s", reply[0][0], s.engine.name, reply[0][1]), nil
 }
 
-// Close closes the store's own connection; sessions close theirs.
+// Close closes the connection, and with it every session.
 func (s *Store) Close() error {
 	if err := s.conn.Close(); err != nil {
 		return fmt.Errorf("tarantool: close: %w", err)
