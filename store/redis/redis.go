@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -204,17 +205,25 @@ func (s *Store) clear(ctx context.Context) error {
 }
 
 // Rows reads every row back by scanning the row keys and reading each
-// batch's hashes in one pipeline.
+// batch's hashes in one pipeline. SCAN may return a key more than once
+// (while the keyspace's hash table is being resized), so keys already read
+// are skipped.
 func (s *Store) Rows(ctx context.Context) ([]inventory.Row, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	var out []inventory.Row
+	seen := make(map[string]struct{})
 	var cursor uint64
 	for {
 		keys, next, err := s.client.Scan(ctx, cursor, rowPrefix+"*", scanCount).Result()
 		if err != nil {
 			return nil, fmt.Errorf("redis: rows: %w", err)
 		}
+		keys = slices.DeleteFunc(keys, func(k string) bool {
+			_, dup := seen[k]
+			seen[k] = struct{}{}
+			return dup
+		})
 		if len(keys) > 0 {
 			pipe := s.client.Pipeline()
 			cmds := make([]*goredis.SliceCmd, len(keys))
