@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
 
 	"allot/inventory"
 	"allot/store"
@@ -27,6 +26,7 @@ type Session struct {
 	release   *sql.Stmt
 	rowCount  *sql.Stmt
 	conflicts int64
+	stock     []inventory.Line // the locked rows of the current capture, reused
 }
 
 // Session takes a connection from the pool for one worker and prepares its
@@ -106,41 +106,27 @@ func (s *Session) undo(err error) error {
 	return nil
 }
 
-// allocate reads the group's rows in warehouse order and applies the
-// domain's rule as they come: take min(count, remaining) from each until n
-// is covered. Short of n, it returns CodeInsufficient with the group's
-// total, saturated at MaxInt64 (counts may sum past an int64).
+// allocate reads the group's locked rows in warehouse order and applies the
+// domain's rule (inventory.Allocate).
 func (s *Session) allocate(ctx context.Context, g inventory.GroupKey, n int64, lines []inventory.Line) (inventory.Result, error) {
 	rows, err := s.lock.QueryContext(ctx, g.SKU, g.Condition, g.Source)
 	if err != nil {
 		return inventory.Result{}, err
 	}
 	defer rows.Close()
-	lines = lines[:0]
-	remaining, total := n, int64(0)
+	s.stock = s.stock[:0]
 	var warehouse sql.RawBytes
 	var count int64
 	for rows.Next() {
 		if err := rows.Scan(&warehouse, &count); err != nil {
 			return inventory.Result{}, err
 		}
-		if count <= 0 {
-			continue
-		}
-		total = min(total, math.MaxInt64-count) + count
-		if remaining > 0 {
-			take := min(count, remaining)
-			remaining -= take
-			lines = append(lines, inventory.Line{Warehouse: string(warehouse), Count: take})
-		}
+		s.stock = append(s.stock, inventory.Line{Warehouse: string(warehouse), Count: count})
 	}
 	if err := rows.Err(); err != nil {
 		return inventory.Result{}, err
 	}
-	if remaining > 0 {
-		return inventory.Result{Code: inventory.CodeInsufficient, Available: total}, nil
-	}
-	return inventory.Result{Code: inventory.CodeOK, Lines: lines}, nil
+	return inventory.Allocate(s.stock, n, lines), nil
 }
 
 // Release adds n units to row k in one statement. An unknown row is

@@ -73,7 +73,7 @@ func (s *Store) Session(ctx context.Context) (store.Session, error) {
 // session.
 type Session struct {
 	conn  *pgxpool.Conn
-	stock []postgres.Stock
+	stock []inventory.Line
 }
 
 // Capture reads the group, allocates, and writes each touched row's new
@@ -89,7 +89,7 @@ func (s *Session) Capture(ctx context.Context, g inventory.GroupKey, n int64, li
 	}
 	s.stock = s.stock[:0]
 	for rows.Next() {
-		var w postgres.Stock
+		var w inventory.Line
 		if err := rows.Scan(&w.Warehouse, &w.Count); err != nil {
 			rows.Close()
 			return inventory.Result{}, fmt.Errorf("naive: capture: %w", err)
@@ -99,7 +99,7 @@ func (s *Session) Capture(ctx context.Context, g inventory.GroupKey, n int64, li
 	if err := rows.Err(); err != nil {
 		return inventory.Result{}, fmt.Errorf("naive: capture: %w", err)
 	}
-	res := postgres.Allocate(s.stock, n, lines)
+	res := inventory.Allocate(s.stock, n, lines)
 	if res.Code != inventory.CodeOK {
 		return res, nil
 	}

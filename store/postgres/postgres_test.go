@@ -93,20 +93,3 @@ func TestLoadRejectsBadRows(t *testing.T) {
 	}
 }
 
-func TestAllocate(t *testing.T) {
-	stock := []postgres.Stock{{"a", 0}, {"b", 2}, {"c", 5}}
-	res := postgres.Allocate(stock, 4, nil)
-	if res.Code != inventory.CodeOK || len(res.Lines) != 2 || res.Lines[0] != (inventory.Line{Warehouse: "b", Count: 2}) || res.Lines[1] != (inventory.Line{Warehouse: "c", Count: 2}) {
-		t.Fatalf("allocate 4: %+v", res)
-	}
-	if res := postgres.Allocate(stock, 8, nil); res.Code != inventory.CodeInsufficient || res.Available != 7 {
-		t.Fatalf("allocate 8 of 7: %+v", res)
-	}
-	huge := []postgres.Stock{{"a", inventory.CountMax}, {"b", inventory.CountMax}, {"c", inventory.CountMax}}
-	if res := postgres.Allocate(huge[:0], 1, nil); res.Code != inventory.CodeInsufficient || res.Available != 0 {
-		t.Fatalf("allocate from nothing: %+v", res)
-	}
-	if res := postgres.Allocate(huge, inventory.QuantityMax, nil); res.Code != inventory.CodeOK {
-		t.Fatalf("allocate from huge rows: %+v", res)
-	}
-}

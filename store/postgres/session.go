@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -19,13 +18,7 @@ import (
 type Session struct {
 	conn      *pgxpool.Conn
 	conflicts int64
-	stock     []Stock // the locked rows of the current capture, reused
-}
-
-// Stock is one warehouse's count, as a capture reads it.
-type Stock struct {
-	Warehouse string
-	Count     int64
+	stock     []inventory.Line // the locked rows of the current capture, reused
 }
 
 // Capture takes n units of g: lock the group's rows in warehouse order,
@@ -61,7 +54,7 @@ func (s *Session) capture(ctx context.Context, g inventory.GroupKey, n int64, li
 	if err != nil {
 		return inventory.Result{}, s.abort(ctx, "capture", err)
 	}
-	res := Allocate(s.stock, n, lines)
+	res := inventory.Allocate(s.stock, n, lines)
 	if res.Code != inventory.CodeOK {
 		if _, err := c.Exec(ctx, "rollback"); err != nil {
 			return inventory.Result{}, fmt.Errorf("postgres: capture: rollback: %w", err)
@@ -88,14 +81,14 @@ func (s *Session) capture(ctx context.Context, g inventory.GroupKey, n int64, li
 	return res, nil
 }
 
-func scanStock(br pgx.BatchResults, stock []Stock) ([]Stock, error) {
+func scanStock(br pgx.BatchResults, stock []inventory.Line) ([]inventory.Line, error) {
 	rows, err := br.Query()
 	if err != nil {
 		return stock, err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var w Stock
+		var w inventory.Line
 		if err := rows.Scan(&w.Warehouse, &w.Count); err != nil {
 			return stock, err
 		}
@@ -111,39 +104,6 @@ func (s *Session) abort(ctx context.Context, op string, err error) error {
 		s.conn.Conn().Exec(ctx, "rollback")
 	}
 	return fmt.Errorf("postgres: %s: %w", op, err)
-}
-
-// Allocate applies the domain's rule to a group's rows, given in warehouse
-// order: take min(count, remaining) from each until n is covered. When the
-// rows hold fewer than n units it returns CodeInsufficient with their total
-// (saturated at MaxInt64: a group's counts may sum past an int64).
-func Allocate(stock []Stock, n int64, lines []inventory.Line) inventory.Result {
-	lines = lines[:0]
-	remaining := n
-	for _, w := range stock {
-		if remaining == 0 {
-			break
-		}
-		if w.Count <= 0 {
-			continue
-		}
-		take := min(w.Count, remaining)
-		remaining -= take
-		lines = append(lines, inventory.Line{Warehouse: w.Warehouse, Count: take})
-	}
-	if remaining == 0 {
-		return inventory.Result{Code: inventory.CodeOK, Lines: lines}
-	}
-	var total int64
-	for _, w := range stock {
-		if w.Count > 0 {
-			if total > math.MaxInt64-w.Count {
-				return inventory.Result{Code: inventory.CodeInsufficient, Available: math.MaxInt64}
-			}
-			total += w.Count
-		}
-	}
-	return inventory.Result{Code: inventory.CodeInsufficient, Available: total}
 }
 
 // Release adds n units to row k in one statement. An unknown row is
