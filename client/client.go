@@ -59,6 +59,10 @@ func (c *Config) Validate() error {
 // ErrClosed is returned by a Client used after Close.
 var ErrClosed = errors.New("client: closed")
 
+// ErrConnect wraps the error of a connection that could not be opened: the
+// server is not there (or did not answer AUTH in time).
+var ErrConnect = errors.New("client: cannot connect")
+
 // ServerError is an error reply outside the op outcomes of the contract:
 // the server refused the client (NOAUTH, WRONGPASS, max number of clients)
 // or the request (an -ERR to a non-op command).

@@ -40,7 +40,7 @@ func dial(ctx context.Context, c *Client) (*Conn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(dctx, "tcp", c.cfg.Addr)
 	if err != nil {
-		return nil, fmt.Errorf("client: connect to %s: %w", c.cfg.Addr, err)
+		return nil, fmt.Errorf("%w to %s: %v", ErrConnect, c.cfg.Addr, err)
 	}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
@@ -54,7 +54,11 @@ func dial(ctx context.Context, c *Client) (*Conn, error) {
 	if c.cfg.Password != "" {
 		if err := cn.auth(dctx, c.cfg.Password); err != nil {
 			nc.Close()
-			return nil, err
+			var se *ServerError
+			if errors.As(err, &se) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w to %s: %v", ErrConnect, c.cfg.Addr, err)
 		}
 	}
 	return cn, nil

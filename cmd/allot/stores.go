@@ -9,5 +9,6 @@ import (
 	_ "allot/store/naive"
 	_ "allot/store/postgres"
 	_ "allot/store/redis"
+	_ "allot/store/remote"
 	_ "allot/store/tarantool"
 )

@@ -1,0 +1,241 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"allot/client"
+	"allot/inventory"
+	"allot/store"
+)
+
+func init() {
+	store.Register(store.Registration{
+		Name:  "allot",
+		About: "allot serve over RESP with the Go client; starts its own server on a free port unless --addr is given",
+		Open: func(ctx context.Context, cfg store.Config) (store.Store, error) {
+			return Open(ctx, cfg, Options{})
+		},
+	})
+}
+
+// loadChunk is how many STOCK.SET (or STOCK.GET) one pipeline carries when
+// loading (or reading back) rows.
+const loadChunk = 1024
+
+// Options are the settings of the remote store that store.Config does not
+// carry.
+type Options struct {
+	// Binary is the allot executable run for a server this store starts.
+	// Empty: $ALLOT_BIN, else the running executable when it is allot,
+	// else allot on $PATH.
+	Binary string
+	// Password authenticates to a server given by Addr. Empty:
+	// $ALLOT_REQUIREPASS.
+	Password string
+}
+
+// Store drives an allot server over RESP.
+type Store struct {
+	cfg    store.Config
+	addr   string
+	// client serves Load, Rows and Describe; each session has a client of
+	// its own with one connection. One pool shared by the sessions, sized
+	// to cfg.Workers, would make a caller that opens more sessions than it
+	// announced wait for a connection that never frees.
+	client    *client.Client
+	clientCfg client.Config
+	child     *child // the server this store started, nil with an Addr
+
+	// keys are the rows of the last Load, in load order: what Rows reads
+	// back, and what the next Load empties when it does not set them.
+	keys []inventory.RowKey
+}
+
+// Open connects to cfg.Addr, or starts an allot serve child process on a
+// free loopback port with a temporary data directory (cfg.DataDir if set)
+// in cfg.Durability, and connects to it.
+func Open(ctx context.Context, cfg store.Config, o Options) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	s := &Store{cfg: cfg, addr: cfg.Addr}
+	password := o.Password
+	if cfg.Addr == "" {
+		ch, err := startChild(ctx, cfg, o.Binary)
+		if err != nil {
+			return nil, err
+		}
+		s.child, s.addr, password = ch, ch.addr, ""
+	} else if password == "" {
+		password = os.Getenv("ALLOT_REQUIREPASS")
+	}
+	s.clientCfg = client.Config{Addr: s.addr, Password: password, PoolSize: 2}
+	c, err := client.New(s.clientCfg)
+	if err != nil {
+		s.stopChild()
+		return nil, fmt.Errorf("store/remote: %w", err)
+	}
+	s.client = c
+	info, err := c.Hello(ctx)
+	if err != nil {
+		s.Close()
+		var se *client.ServerError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("store/remote: allot at %s refused the connection: %w", s.addr, err)
+		}
+		return nil, fmt.Errorf("%w: allot at %s: %v", store.ErrServerDown, s.addr, err)
+	}
+	if info["server"] != "allot" {
+		s.Close()
+		return nil, fmt.Errorf("store/remote: %s is not an allot server (HELLO says server %q)", s.addr, info["server"])
+	}
+	if d := info["durability"]; d != string(cfg.Durability) {
+		s.Close()
+		return nil, fmt.Errorf("store/remote: allot at %s runs durability %s, the bench asked for %s: restart it with --durability %s, or run the bench with --durability %s",
+			s.addr, d, cfg.Durability, cfg.Durability, d)
+	}
+	return s, nil
+}
+
+// Addr returns the server's RESP address.
+func (s *Store) Addr() string { return s.addr }
+
+// Describe names the server, its version, durability and address.
+func (s *Store) Describe(ctx context.Context) (string, error) {
+	info, err := s.client.Hello(ctx)
+	if err != nil {
+		return "", err
+	}
+	how := "at " + s.addr
+	if s.child != nil {
+		how = "started by the bench on " + s.addr
+	}
+	return fmt.Sprintf("allot serve %s, durability %s, over RESP, %s", info["version"], info["durability"], how), nil
+}
+
+// Load sets every row with pipelined STOCK.SET, and empties the rows of the
+// previous Load that rows does not set. The wire contract has no delete
+// and no listing: rows a server held before this store's first Load are
+// left as they are, which is why the bench starts its own server unless
+// told otherwise.
+func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
+	keep := make(map[inventory.RowKey]struct{}, len(rows))
+	ops := make([]inventory.Op, 0, len(rows)+len(s.keys))
+	for _, r := range rows {
+		keep[r.Key] = struct{}{}
+		ops = append(ops, inventory.Stock(r.Key, r.Count, r.Price))
+	}
+	for _, k := range s.keys {
+		if _, ok := keep[k]; !ok {
+			ops = append(ops, inventory.Stock(k, 0, 0))
+		}
+	}
+	results := make([]inventory.Result, loadChunk)
+	cn, err := s.client.Conn(ctx)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer cn.Close()
+	for len(ops) > 0 {
+		chunk := ops[:min(loadChunk, len(ops))]
+		ops = ops[len(chunk):]
+		if err := cn.Pipeline(ctx, chunk, results); err != nil {
+			return s.wrap(err)
+		}
+		for i, r := range results[:len(chunk)] {
+			if r.Code != inventory.CodeOK {
+				return fmt.Errorf("store/remote: loading row %v: %v %s", chunk[i].Key, r.Code, r.Detail)
+			}
+		}
+	}
+	s.keys = s.keys[:0]
+	for _, r := range rows {
+		s.keys = append(s.keys, r.Key)
+	}
+	return nil
+}
+
+// Rows reads back the rows of the last Load with pipelined STOCK.GET.
+func (s *Store) Rows(ctx context.Context) ([]inventory.Row, error) {
+	cn, err := s.client.Conn(ctx)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	defer cn.Close()
+	out := make([]inventory.Row, 0, len(s.keys))
+	ops := make([]inventory.Op, 0, loadChunk)
+	results := make([]inventory.Result, loadChunk)
+	for i := 0; i < len(s.keys); i += loadChunk {
+		ops = ops[:0]
+		for _, k := range s.keys[i:min(i+loadChunk, len(s.keys))] {
+			ops = append(ops, inventory.Get(k))
+		}
+		if err := cn.Pipeline(ctx, ops, results); err != nil {
+			return nil, s.wrap(err)
+		}
+		for j, r := range results[:len(ops)] {
+			switch r.Code {
+			case inventory.CodeOK:
+				out = append(out, inventory.Row{Key: ops[j].Key, Count: r.Count, Price: r.Price})
+			case inventory.CodeNotFound:
+				// Loaded rows are never deleted; a missing one means the
+				// server lost it, which the checker must see as such.
+			default:
+				return nil, fmt.Errorf("store/remote: reading row %v: %v %s", ops[j].Key, r.Code, r.Detail)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Session opens one worker's connection.
+func (s *Store) Session(ctx context.Context) (store.Session, error) {
+	cfg := s.clientCfg
+	cfg.PoolSize = 1
+	c, err := client.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store/remote: %w", err)
+	}
+	se := &Session{store: s, client: c, depth: s.cfg.Pipeline}
+	if _, err := se.connection(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return se, nil
+}
+
+// Close closes the connections and stops the server this store started
+// (SIGTERM: it makes its journal durable and exits), removing its
+// temporary data directory.
+func (s *Store) Close() error {
+	if s.client != nil {
+		s.client.Close()
+	}
+	return s.stopChild()
+}
+
+func (s *Store) stopChild() error {
+	if s.child == nil {
+		return nil
+	}
+	err := s.child.stop(s.cfg.Timeout)
+	s.child = nil
+	return err
+}
+
+// wrap marks errors of a server that cannot be reached.
+func (s *Store) wrap(err error) error {
+	var se *client.ServerError
+	if errors.As(err, &se) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("store/remote: %w", err)
+	}
+	if errors.Is(err, client.ErrConnect) || errors.Is(err, client.ErrClosed) {
+		return fmt.Errorf("%w: allot at %s: %v", store.ErrServerDown, s.addr, err)
+	}
+	return fmt.Errorf("store/remote: %w", err)
+}

@@ -1,0 +1,101 @@
+package remote
+
+import (
+	"context"
+
+	"allot/client"
+	"allot/inventory"
+)
+
+// Pipeliner is the optional capability of a store.Session that keeps many
+// ops in flight: the bench, given --pipeline N > 1, type-asserts a session
+// to it and hands it N ops at a time. Declare the same interface where it
+// is used; Go matches it by its methods.
+type Pipeliner interface {
+	// Pipeline sends ops in one write and reads their replies in order
+	// into results (len(results) >= len(ops)). results[i].Lines is reused
+	// as the buffer of a capture's lines. An error means the fate of every
+	// op in the call is unknown.
+	Pipeline(ctx context.Context, ops []inventory.Op, results []inventory.Result) error
+	// PipelineDepth is store.Config.Pipeline: how many ops a call should
+	// carry.
+	PipelineDepth() int
+}
+
+// Session is one worker's connection. After a failed call (the connection
+// broke or the context ended) the next call takes a fresh connection, so
+// that one lost reply does not fail the rest of the run.
+type Session struct {
+	store  *Store
+	client *client.Client // PoolSize 1: this session's connection
+	conn   *client.Conn
+	depth  int
+}
+
+var _ Pipeliner = (*Session)(nil)
+
+func (se *Session) connection(ctx context.Context) (*client.Conn, error) {
+	if se.conn != nil && se.conn.Err() == nil {
+		return se.conn, nil
+	}
+	if se.conn != nil {
+		se.conn.Close()
+		se.conn = nil
+	}
+	cn, err := se.client.Conn(ctx)
+	if err != nil {
+		return nil, se.store.wrap(err)
+	}
+	se.conn = cn
+	return cn, nil
+}
+
+// Capture takes n units of group g.
+func (se *Session) Capture(ctx context.Context, g inventory.GroupKey, n int64, lines []inventory.Line) (inventory.Result, error) {
+	cn, err := se.connection(ctx)
+	if err != nil {
+		return inventory.Result{}, err
+	}
+	r, err := cn.Capture(ctx, g, n, lines)
+	if err != nil {
+		return r, se.store.wrap(err)
+	}
+	return r, nil
+}
+
+// Release adds n units back to row k.
+func (se *Session) Release(ctx context.Context, k inventory.RowKey, n int64) (inventory.Result, error) {
+	cn, err := se.connection(ctx)
+	if err != nil {
+		return inventory.Result{}, err
+	}
+	r, err := cn.Release(ctx, k, n)
+	if err != nil {
+		return r, se.store.wrap(err)
+	}
+	return r, nil
+}
+
+// Pipeline runs ops in one round trip; see Pipeliner.
+func (se *Session) Pipeline(ctx context.Context, ops []inventory.Op, results []inventory.Result) error {
+	cn, err := se.connection(ctx)
+	if err != nil {
+		return err
+	}
+	if err := cn.Pipeline(ctx, ops, results); err != nil {
+		return se.store.wrap(err)
+	}
+	return nil
+}
+
+// PipelineDepth returns store.Config.Pipeline.
+func (se *Session) PipelineDepth() int { return se.depth }
+
+// Close closes the session's connection.
+func (se *Session) Close() error {
+	if se.conn != nil {
+		se.conn.Close()
+		se.conn = nil
+	}
+	return se.client.Close()
+}
