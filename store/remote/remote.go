@@ -39,8 +39,8 @@ type Options struct {
 
 // Store drives an allot server over RESP.
 type Store struct {
-	cfg    store.Config
-	addr   string
+	cfg  store.Config
+	addr string
 	// client serves Load, Rows and Describe; each session has a client of
 	// its own with one connection. One pool shared by the sessions, sized
 	// to cfg.Workers, would make a caller that opens more sessions than it
