@@ -240,3 +240,28 @@ func TestPipelineDoesNotAllocate(t *testing.T) {
 		t.Fatalf("a pipeline of %d ops allocated %.1f times", len(ops), allocs)
 	}
 }
+
+// TestPipelineReusedResults reuses one results slice for pipelines of
+// different shapes: a release answered in a slot that held a capture must
+// not show that capture's lines.
+func TestPipelineReusedResults(t *testing.T) {
+	s := servertest.Start(t, servertest.Options{NoHTTP: true})
+	c := newClient(t, s.RESPAddr(), client.Config{})
+	ctx := context.Background()
+	if _, err := c.Stock(ctx, rowW1, 10, 1); err != nil {
+		t.Fatal(err)
+	}
+	results := make([]inventory.Result, 2)
+	if err := c.Pipeline(ctx, []inventory.Op{inventory.Capture(group, 1), inventory.Release(rowW1, 1)}, results); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Pipeline(ctx, []inventory.Op{inventory.Release(rowW1, 1), inventory.Capture(group, 20)}, results); err != nil {
+		t.Fatal(err)
+	}
+	if len(results[0].Lines) != 0 || results[0].Count != 11 {
+		t.Errorf("release in a reused slot: %+v", results[0])
+	}
+	if results[1].Code != inventory.CodeInsufficient || len(results[1].Lines) != 0 || results[1].Available != 11 {
+		t.Errorf("insufficient capture in a reused slot: %+v", results[1])
+	}
+}

@@ -131,7 +131,7 @@ func (cn *Conn) Do(ctx context.Context, op inventory.Op, lines []inventory.Line)
 	if err := cn.flush(); err != nil {
 		return inventory.Result{}, cn.fail(ctx, err)
 	}
-	res := inventory.Result{Lines: lines}
+	res := inventory.Result{Lines: lines[:0]}
 	if err := cn.readResult(op.Kind, &res); err != nil {
 		return inventory.Result{}, cn.fail(ctx, err)
 	}
@@ -186,7 +186,7 @@ func (cn *Conn) Pipeline(ctx context.Context, ops []inventory.Op, results []inve
 	}
 	for i := range ops {
 		r := &results[i]
-		*r = inventory.Result{Lines: r.Lines}
+		*r = inventory.Result{Lines: r.Lines[:0]}
 		if err := cn.readResult(ops[i].Kind, r); err != nil {
 			return cn.fail(ctx, err)
 		}

@@ -20,8 +20,9 @@ import (
 // logTailLines is how many of the child's last log lines an error quotes.
 const logTailLines = 20
 
-// child is an allot serve process started by the store.
-type child struct {
+// Process is an allot serve child process, started by the store (or by a
+// test) on a free loopback port.
+type Process struct {
 	cmd     *exec.Cmd
 	addr    string
 	dataDir string
@@ -51,12 +52,19 @@ func findBinary(explicit string) (string, error) {
 	return "", errors.New("store/remote: no allot executable to start a server with: give the bench --addr of a running allot serve, set ALLOT_BIN, or put allot on PATH")
 }
 
-func startChild(ctx context.Context, cfg store.Config, binary string) (*child, error) {
+// StartProcess starts allot serve (binary as findBinary resolves it) with
+// cfg.DataDir (a temporary directory, removed on Stop or Kill, when empty)
+// and cfg.Durability, RESP on a free loopback port, HTTP off, and extra
+// flags appended. It returns once the server says it is ready.
+func StartProcess(ctx context.Context, binary string, cfg store.Config, extra ...string) (*Process, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	bin, err := findBinary(binary)
 	if err != nil {
 		return nil, err
 	}
-	ch := &child{dataDir: cfg.DataDir, exited: make(chan struct{})}
+	ch := &Process{dataDir: cfg.DataDir, exited: make(chan struct{})}
 	if ch.dataDir == "" {
 		if ch.dataDir, err = os.MkdirTemp("", "allot-bench-"); err != nil {
 			return nil, fmt.Errorf("store/remote: temporary data directory: %w", err)
@@ -69,6 +77,7 @@ func startChild(ctx context.Context, cfg store.Config, binary string) (*child, e
 		"--resp", "127.0.0.1:0",
 		"--http", "",
 		"--connections-max", fmt.Sprint(max(1024, 4*cfg.Workers)))
+	ch.cmd.Args = append(ch.cmd.Args, extra...)
 	// The child's settings are its flags: an ALLOT_* variable of the
 	// bench's environment must not change them (a password, say).
 	for _, kv := range os.Environ() {
@@ -102,7 +111,7 @@ func startChild(ctx context.Context, cfg store.Config, binary string) (*child, e
 		ch.cleanup()
 		return nil, fmt.Errorf("store/remote: allot serve exited before it was ready (%v):\n%s", ch.waitErr, ch.logTail())
 	case <-ctx.Done():
-		ch.kill()
+		ch.Kill()
 		return nil, fmt.Errorf("store/remote: allot serve not ready: %w:\n%s", ctx.Err(), ch.logTail())
 	}
 }
@@ -110,7 +119,7 @@ func startChild(ctx context.Context, cfg store.Config, binary string) (*child, e
 // readLog keeps the child's last log lines and sends the RESP address once
 // the child says it is ready. It drains stderr to the end, so that the
 // child never blocks on a full pipe.
-func (ch *child) readLog(r io.Reader, ready chan<- string) {
+func (ch *Process) readLog(r io.Reader, ready chan<- string) {
 	sc := bufio.NewScanner(r)
 	addr := ""
 	for sc.Scan() {
@@ -130,15 +139,22 @@ func (ch *child) readLog(r io.Reader, ready chan<- string) {
 	}
 }
 
-func (ch *child) logTail() string {
+func (ch *Process) logTail() string {
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
 	return strings.Join(ch.tail, "\n")
 }
 
-// stop sends SIGTERM and waits for the child to exit (SIGKILL after
-// timeout), then removes a temporary data directory.
-func (ch *child) stop(timeout time.Duration) error {
+// Addr returns the server's RESP address.
+func (ch *Process) Addr() string { return ch.addr }
+
+// Log returns the server's last log lines.
+func (ch *Process) Log() string { return ch.logTail() }
+
+// Stop sends SIGTERM and waits for the server to exit (SIGKILL after
+// timeout), then removes a temporary data directory. A server that does
+// not exit 0 is an error.
+func (ch *Process) Stop(timeout time.Duration) error {
 	defer ch.cleanup()
 	ch.cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -154,13 +170,15 @@ func (ch *child) stop(timeout time.Duration) error {
 	return nil
 }
 
-func (ch *child) kill() {
+// Kill sends SIGKILL and waits for the server to be gone: a crash, as far
+// as its data directory can tell. A temporary data directory is removed.
+func (ch *Process) Kill() {
 	ch.cmd.Process.Kill()
 	<-ch.exited
 	ch.cleanup()
 }
 
-func (ch *child) cleanup() {
+func (ch *Process) cleanup() {
 	if ch.tempDir {
 		os.RemoveAll(ch.dataDir)
 		ch.tempDir = false

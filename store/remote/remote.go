@@ -47,7 +47,7 @@ type Store struct {
 	// announced wait for a connection that never frees.
 	client    *client.Client
 	clientCfg client.Config
-	child     *child // the server this store started, nil with an Addr
+	child     *Process // the server this store started, nil with an Addr
 
 	// keys are the rows of the last Load, in load order: what Rows reads
 	// back, and what the next Load empties when it does not set them.
@@ -66,7 +66,7 @@ func Open(ctx context.Context, cfg store.Config, o Options) (*Store, error) {
 	s := &Store{cfg: cfg, addr: cfg.Addr}
 	password := o.Password
 	if cfg.Addr == "" {
-		ch, err := startChild(ctx, cfg, o.Binary)
+		ch, err := StartProcess(ctx, o.Binary, cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -223,7 +223,7 @@ func (s *Store) stopChild() error {
 	if s.child == nil {
 		return nil
 	}
-	err := s.child.stop(s.cfg.Timeout)
+	err := s.child.Stop(s.cfg.Timeout)
 	s.child = nil
 	return err
 }
