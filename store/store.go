@@ -229,3 +229,16 @@ func Registered() []Registration {
 // (Tarantool's wal_mode). The bench may restart a server it started in the
 // right mode and open the store again.
 var ErrDurabilityMismatch = errors.New("store: server runs in another durability mode")
+
+// CheckRows checks every row a Load is given, before the store touches
+// anything, so that a bad row leaves the store as it was. The error names
+// the row's index and key and what was wrong.
+func CheckRows(rows []inventory.Row) error {
+	for i := range rows {
+		op := inventory.Stock(rows[i].Key, rows[i].Count, rows[i].Price)
+		if d := op.Check(); d != "" {
+			return fmt.Errorf("row %d %v: %s", i, rows[i].Key, d)
+		}
+	}
+	return nil
+}

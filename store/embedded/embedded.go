@@ -75,6 +75,9 @@ func (s *Store) Engine() *engine.Engine { return s.eng }
 // absent from rows (the engine never deletes a row), then every row is
 // stocked, with many requests in flight at once so that they share frames.
 func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
+	if err := store.CheckRows(rows); err != nil {
+		return fmt.Errorf("embedded: load: %w", err)
+	}
 	old, err := s.eng.Rows()
 	if err != nil {
 		return fmt.Errorf("embedded: load: %w", err)

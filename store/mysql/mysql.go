@@ -188,18 +188,8 @@ const loadBatchRows = 1000
 // INSERTs (in one transaction under InnoDB). Every row is checked before
 // anything is sent.
 func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
-	for i := range rows {
-		r := &rows[i]
-		d := inventory.CheckRowKey(r.Key)
-		if d == "" {
-			d = inventory.CheckCount(r.Count)
-		}
-		if d == "" {
-			d = inventory.CheckPrice(r.Price)
-		}
-		if d != "" {
-			return fmt.Errorf("mysql: load: row %d %v: %s", i, r.Key, d)
-		}
+	if err := store.CheckRows(rows); err != nil {
+		return fmt.Errorf("mysql: load: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()

@@ -186,8 +186,8 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 // logged or unlogged as the durability asks), then COPY, in one
 // transaction. Every row is checked before anything is sent.
 func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
-	if err := checkRows(rows); err != nil {
-		return err
+	if err := store.CheckRows(rows); err != nil {
+		return fmt.Errorf("postgres: load: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
@@ -216,18 +216,6 @@ func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("postgres: load: commit: %w", err)
-	}
-	return nil
-}
-
-// checkRows applies the domain's input rules to rows being loaded.
-func checkRows(rows []inventory.Row) error {
-	for i := range rows {
-		r := &rows[i]
-		op := inventory.Stock(r.Key, r.Count, r.Price)
-		if d := op.Check(); d != "" {
-			return fmt.Errorf("postgres: load: row %d %v: %s", i, r.Key, d)
-		}
 	}
 	return nil
 }

@@ -92,4 +92,3 @@ func TestLoadRejectsBadRows(t *testing.T) {
 		t.Fatalf("a refused Load changed the table: %v", rows)
 	}
 }
-

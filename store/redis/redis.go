@@ -158,11 +158,8 @@ func infoField(info, name string) string {
 // destroy anything else on the server; then it writes the rows in
 // pipelined chunks.
 func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
-	for i := range rows {
-		op := inventory.Stock(rows[i].Key, rows[i].Count, rows[i].Price)
-		if d := op.Check(); d != "" {
-			return fmt.Errorf("redis: load: row %v: %s", rows[i].Key, d)
-		}
+	if err := store.CheckRows(rows); err != nil {
+		return fmt.Errorf("redis: load: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()

@@ -146,11 +146,8 @@ func (s *Store) setup(ctx context.Context) error {
 
 // Load empties the space and inserts rows, one transaction per chunk.
 func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
-	for i := range rows {
-		op := inventory.Stock(rows[i].Key, rows[i].Count, rows[i].Price)
-		if d := op.Check(); d != "" {
-			return fmt.Errorf("tarantool: load: row %v: %s", rows[i].Key, d)
-		}
+	if err := store.CheckRows(rows); err != nil {
+		return fmt.Errorf("tarantool: load: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
