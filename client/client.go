@@ -104,6 +104,9 @@ func (c *Client) Conn(ctx context.Context) (*Conn, error) {
 	if closed {
 		return nil, ErrClosed
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
 	select {
 	case cn := <-c.idle:
 		cn.inUse = true

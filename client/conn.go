@@ -40,6 +40,9 @@ func dial(ctx context.Context, c *Client) (*Conn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(dctx, "tcp", c.cfg.Addr)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("client: connect to %s: %w", c.cfg.Addr, ctx.Err())
+		}
 		return nil, fmt.Errorf("%w to %s: %v", ErrConnect, c.cfg.Addr, err)
 	}
 	if tc, ok := nc.(*net.TCPConn); ok {
