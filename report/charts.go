@@ -29,6 +29,7 @@ type chart struct {
 	Kind    string   `json:"kind"` // throughput, spectrum, sweep
 	XLabel  string   `json:"xLabel"`
 	YLabel  string   `json:"yLabel"`
+	YUnit   string   `json:"yUnit"` // "ops/s" or "ms"
 	X       floats   `json:"x"`
 	XTicks  floats   `json:"xTicks,omitempty"`
 	LogX    bool     `json:"logX"`
@@ -142,12 +143,15 @@ func newChartSet(f *bench.ResultsFile, colors map[string]int) *chartSet {
 
 // throughputChart draws ops completed per second, one series per run.
 func throughputChart(runs []bench.Result, labels []string, colors map[string]int) (chart, bool) {
-	c := chart{Kind: "throughput", XLabel: "seconds since the first op", YLabel: "ops completed per second",
-		Caption: "Each point counts the ops completed in one second of the run; the last point of a run is a partial second."}
-
+	c := chart{Kind: "throughput", XLabel: "seconds since the first op", YLabel: "ops/s", YUnit: "ops/s",
+		Caption: "Each point is the ops completed in one second of the run. A run's last second is usually cut short: " +
+			"it is shown as ops per second over the part that ran when that part lasted at least half a second, and left out otherwise, " +
+			"so that a run ending a few milliseconds into a second does not look like a collapse."}
+	rates := make([][]float64, len(runs))
 	longest := 0
 	for i := range runs {
-		longest = max(longest, len(runs[i].Throughput))
+		rates[i] = perSecond(&runs[i])
+		longest = max(longest, len(rates[i]))
 	}
 	if longest == 0 {
 		return c, false
@@ -157,18 +161,11 @@ func throughputChart(runs []bench.Result, labels []string, colors map[string]int
 		c.X[i] = float64(i + 1)
 	}
 	for i := range runs {
-		tp := runs[i].Throughput
-		if len(tp) == 0 {
+		if len(rates[i]) == 0 {
 			continue
 		}
-		y := make(floats, longest)
-		for j := range y {
-			if j < len(tp) {
-				y[j] = float64(tp[j])
-			} else {
-				y[j] = math.NaN()
-			}
-		}
+		y := nanFloats(longest)
+		copy(y, rates[i])
 		c.Series = append(c.Series, series{Label: labels[i], Color: colors[runs[i].Store], Y: y})
 	}
 	if spread(runs) >= throughputLogRatio {
@@ -179,6 +176,36 @@ func throughputChart(runs []bench.Result, labels []string, colors map[string]int
 	return c, true
 }
 
+// partialSecondMin is the shortest final partial second drawn: over less,
+// a handful of ops makes a wild rate.
+const partialSecondMin = 0.5
+
+// perSecond turns a run's per-second counts into rates. Every bucket but
+// the last covers a whole second; the last covers what is left of
+// r.Seconds, and is scaled to a rate over that, or dropped when too short
+// (unless it is the run's only bucket).
+func perSecond(r *bench.Result) []float64 {
+	n := len(r.Throughput)
+	if n == 0 {
+		return nil
+	}
+	out := make([]float64, n)
+	for i, v := range r.Throughput {
+		out[i] = float64(v)
+	}
+	last := r.Seconds - float64(n-1)
+	switch {
+	case last >= 1 || last <= 0 || math.IsNaN(last):
+		// A whole last second, or Seconds disagrees with the series: show
+		// the counts as they are.
+	case last >= partialSecondMin || n == 1:
+		out[n-1] /= last
+	default:
+		out = out[:n-1]
+	}
+	return out
+}
+
 // throughputLogRatio is the spread of ops/s across a chart's runs beyond
 // which a linear axis would flatten the slower stores into the x axis.
 const throughputLogRatio = 20
@@ -187,7 +214,7 @@ const throughputLogRatio = 20
 func spread(runs []bench.Result) float64 {
 	lo, hi := math.Inf(1), 0.0
 	for i := range runs {
-		if v := runs[i].OpsPerSec; v > 0 && len(runs[i].Throughput) > 0 {
+		if v := runs[i].OpsPerSec; v > 0 {
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
 		}
 	}
@@ -201,9 +228,9 @@ func spread(runs []bench.Result) float64 {
 // series per run, plus a dashed service-time series for open-loop runs.
 // fileIdx maps runs back to their numbers in the file for notes.
 func spectrumChart(runs []bench.Result, labels []string, colors map[string]int, fileIdx []int) (chart, []string) {
-	c := chart{Kind: "spectrum", XLabel: "percentile", YLabel: "latency (ms, log scale)", LogX: true, LogY: true,
+	c := chart{Kind: "spectrum", XLabel: "percentile", YLabel: "latency (ms, log scale)", YUnit: "ms", LogX: true, LogY: true,
 		Caption: "HDR percentile spectrum: each step right adds a nine (90%, 99%, 99.9%, …); a curve ends where its run has no more samples, at its maximum. " +
-			"Closed-loop runs show the time of each store call; open-loop runs show response time from each op's intended start (solid) and service time from its actual send (dashed)."}
+			"Closed-loop runs show the time of each store call."}
 	type decoded struct {
 		run   int
 		label string
@@ -236,6 +263,12 @@ func spectrumChart(runs []bench.Result, labels []string, colors map[string]int, 
 			continue
 		}
 		add(i, labels[i], r.Histogram, r.HistogramUnit, false)
+	}
+	for _, d := range ds {
+		if d.dash {
+			c.Caption += " Open-loop runs show the response time from each op's intended start (solid) and the service time from its actual send (dashed)."
+			break
+		}
 	}
 	c.X = spectrumAxis(countMax)
 	for _, d := range ds {
@@ -283,11 +316,11 @@ func sweepCharts(all []bench.Result, colors map[string]int) []chart {
 		sort.Float64s(xs)
 		logX := xs[0] > 0 && xs[len(xs)-1]/xs[0] >= 8
 		opsChart := chart{ID: fmt.Sprintf("sweep-%d-ops", pi), Kind: "sweep", Title: "Throughput vs " + param,
-			XLabel: param, YLabel: "ops/s", X: xs, XTicks: xs, LogX: logX,
+			XLabel: param, YLabel: "ops/s", YUnit: "ops/s", X: xs, XTicks: xs, LogX: logX,
 			Caption: "Each point is one run at that value of " + param + "; a missing point is a run that failed or did not run."}
 		p99Chart := chart{ID: fmt.Sprintf("sweep-%d-p99", pi), Kind: "sweep", Title: "p99 latency vs " + param,
-			XLabel: param, YLabel: "p99 latency (ms, log scale)", X: xs, XTicks: xs, LogX: logX, LogY: true,
-			Caption: "p99 of the store call time (closed loop) or of the response time from the intended start (open loop, solid; its service time from the actual send is dashed)."}
+			XLabel: param, YLabel: "p99 latency (ms, log scale)", YUnit: "ms", X: xs, XTicks: xs, LogX: logX, LogY: true,
+			Caption: "p99 of the time of each store call."}
 		bySeries := map[string]int{}
 		serviceSeries := map[string]int{} // label -> index in p99Chart.Series
 		for i := range runs {
@@ -316,6 +349,14 @@ func sweepCharts(all []bench.Result, colors map[string]int) []chart {
 				}
 				p99Chart.Series[ssi].Y[xi] = r.OpenLoop.ServiceMS.P99
 			}
+		}
+		if len(serviceSeries) > 0 {
+			p99Chart.Caption = "p99 of the store call time for closed-loop runs; for open-loop runs, p99 of the response time from each op's intended start (solid) and of the service time from its actual send (dashed)."
+		}
+		if spread(runs) >= throughputLogRatio {
+			opsChart.LogY = true
+			opsChart.YLabel += " (log scale)"
+			opsChart.Caption += " The y axis is logarithmic because the runs differ by more than " + strconv.Itoa(throughputLogRatio) + "× in ops/s."
 		}
 		out = append(out, opsChart, p99Chart)
 	}

@@ -49,8 +49,20 @@
     var xScale = { time: false };
     var yScale = {};
     var xAxis = { label: c.xLabel, stroke: "#3c4043", grid: { stroke: "#e8eaed" } };
-    var yAxis = { label: c.yLabel, stroke: "#3c4043", grid: { stroke: "#e8eaed" }, size: 70 };
-    var yValue = countText;
+    var yAxis = {
+      label: c.yLabel, stroke: "#3c4043", grid: { stroke: "#e8eaed" },
+      // Wide enough for the longest tick label, so "10,000,000" does not
+      // run into the axis title.
+      size: function (u, values) {
+        var longest = 0;
+        (values || []).forEach(function (v) { longest = Math.max(longest, String(v == null ? "" : v).length); });
+        return 18 + 7 * Math.max(longest, 3);
+      }
+    };
+    // The y unit decides how values read: counts with separators, or
+    // milliseconds to three significant digits.
+    var ms = c.yUnit === "ms";
+    var yValue = ms ? msText : countText;
     if (c.logX) {
       xScale.distr = 3;
       xScale.log = c.kind === "sweep" ? 2 : 10;
@@ -59,7 +71,7 @@
       yScale.distr = 3;
       yScale.log = 10;
       yAxis.splits = function (u, i, min, max) { return logSplits(min, max, true); };
-      yAxis.values = function (u, splits) { return splits.map(c.kind === "throughput" ? countText : shortNumber); };
+      yAxis.values = function (u, splits) { return splits.map(ms ? shortNumber : countText); };
     } else {
       yScale.range = function (u, min, max) { return [0, max > 0 ? max * 1.05 : 1]; };
     }
@@ -68,7 +80,6 @@
       xScale.range = function () { return [1, xLast]; };
       xAxis.splits = function (u, i, min, max) { return logSplits(Math.max(1, min), max, false); };
       xAxis.values = function (u, splits) { return splits.map(percentText); };
-      yValue = msText;
     } else if (c.kind === "throughput") {
       // Whole seconds only: the series has one point per second.
       xAxis.incrs = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200];
@@ -82,7 +93,6 @@
           var pad = (ticks[ticks.length - 1] - ticks[0]) * 0.05 || 1;
           return [ticks[0] - pad, ticks[ticks.length - 1] + pad];
         };
-      if (c.logY) yValue = msText;
     }
     var series = [{
       label: c.xLabel,
