@@ -136,6 +136,7 @@ func (c *Client) put(cn *Conn) {
 	closed := c.closed
 	c.mu.Unlock()
 	if cn.broken != nil || closed {
+		cn.unwatch()
 		cn.nc.Close()
 		<-c.slots
 		return
@@ -158,6 +159,7 @@ func (c *Client) Close() error {
 	for {
 		select {
 		case cn := <-c.idle:
+			cn.unwatch()
 			cn.nc.Close()
 			<-c.slots
 		default:

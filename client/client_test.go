@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"reflect"
 	"testing"
 	"time"
@@ -263,5 +264,54 @@ func TestPipelineReusedResults(t *testing.T) {
 	}
 	if results[1].Code != inventory.CodeInsufficient || len(results[1].Lines) != 0 || results[1].Available != 11 {
 		t.Errorf("insufficient capture in a reused slot: %+v", results[1])
+	}
+}
+
+// TestCancelInterruptsAWait: a server that never answers; cancelling the
+// context ends the call.
+func TestCancelInterruptsAWait(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer nc.Close() // hold it open, never answer
+		}
+	}()
+	c := newClient(t, ln.Addr().String(), client.Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	if _, err := c.Available(ctx, group); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled wait: %v, want context.Canceled", err)
+	}
+}
+
+// TestContextCancelledWhileIdle: a connection watched a context that was
+// cancelled while the connection sat in the pool; the next call with
+// another context works.
+func TestContextCancelledWhileIdle(t *testing.T) {
+	s := servertest.Start(t, servertest.Options{NoHTTP: true})
+	c := newClient(t, s.RESPAddr(), client.Config{PoolSize: 1})
+	ctx1, cancel := context.WithCancel(context.Background())
+	if _, err := c.Available(ctx1, group); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	time.Sleep(10 * time.Millisecond)
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	for range 3 {
+		if _, err := c.Available(ctx2, group); err != nil {
+			t.Fatalf("after the first context ended: %v", err)
+		}
+	}
+	if _, err := c.Available(context.Background(), group); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 
 	"allot/inventory"
@@ -32,6 +33,13 @@ type Conn struct {
 
 	deadline bool  // a deadline is set on nc
 	broken   error // the connection is out of step; never reuse it
+
+	// The context whose cancellation interrupts I/O (see watch).
+	watched     context.Context
+	stopWatch   func() bool
+	watchMu     sync.Mutex
+	watchGen    uint64 // guarded by watchMu
+	interrupted bool   // the watched context set a past deadline; guarded by watchMu
 }
 
 func dial(ctx context.Context, c *Client) (*Conn, error) {
@@ -80,18 +88,19 @@ func (cn *Conn) Close() error {
 // Err returns why the connection broke, or nil.
 func (cn *Conn) Err() error { return cn.broken }
 
-// begin prepares a round trip: it refuses a broken connection and applies
-// ctx's deadline and cancellation. The returned func undoes the latter.
-func (cn *Conn) begin(ctx context.Context) (func(), error) {
+// begin prepares a round trip: it refuses a broken connection, applies
+// ctx's deadline, and makes ctx's cancellation interrupt the I/O.
+func (cn *Conn) begin(ctx context.Context) error {
 	if cn.broken != nil {
-		return nil, cn.broken
+		return cn.broken
 	}
 	if !cn.inUse {
-		return nil, errors.New("client: connection used after Close")
+		return errors.New("client: connection used after Close")
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
+	cn.watch(ctx)
 	if dl, ok := ctx.Deadline(); ok {
 		cn.nc.SetDeadline(dl)
 		cn.deadline = true
@@ -99,11 +108,49 @@ func (cn *Conn) begin(ctx context.Context) (func(), error) {
 		cn.nc.SetDeadline(time.Time{})
 		cn.deadline = false
 	}
-	if ctx.Done() == nil {
-		return func() {}, nil
+	return nil
+}
+
+// watch arranges for ctx's cancellation to interrupt the connection's I/O.
+// A caller passes the same context call after call (a worker's run), so
+// the registration is kept until the context changes: registering one per
+// call cost a few percent of a client's CPU at one op per round trip.
+func (cn *Conn) watch(ctx context.Context) {
+	if ctx.Done() == nil || ctx == cn.watched {
+		return
 	}
-	stop := context.AfterFunc(ctx, func() { cn.nc.SetDeadline(time.Unix(1, 0)) })
-	return func() { stop() }, nil
+	cn.unwatch()
+	cn.watchMu.Lock()
+	cn.watchGen++
+	gen := cn.watchGen
+	cn.watchMu.Unlock()
+	cn.watched = ctx
+	cn.stopWatch = context.AfterFunc(ctx, func() {
+		cn.watchMu.Lock()
+		defer cn.watchMu.Unlock()
+		if cn.watchGen == gen {
+			cn.nc.SetDeadline(time.Unix(1, 0))
+			cn.interrupted = true
+		}
+	})
+}
+
+// unwatch drops the registration of watch. If the watched context fired
+// (while the connection was idle), the deadline it set is cleared by the
+// next begin.
+func (cn *Conn) unwatch() {
+	if cn.stopWatch == nil {
+		return
+	}
+	cn.stopWatch()
+	cn.watchMu.Lock()
+	cn.watchGen++ // a callback already running does nothing now
+	if cn.interrupted {
+		cn.interrupted = false
+		cn.deadline = true
+	}
+	cn.watchMu.Unlock()
+	cn.stopWatch, cn.watched = nil, nil
 }
 
 // fail marks the connection broken with err (or ctx's error, when the
@@ -125,11 +172,9 @@ func (cn *Conn) flush() error {
 
 // Do runs one op. lines is the buffer for a capture's allocation.
 func (cn *Conn) Do(ctx context.Context, op inventory.Op, lines []inventory.Line) (inventory.Result, error) {
-	end, err := cn.begin(ctx)
-	if err != nil {
+	if err := cn.begin(ctx); err != nil {
 		return inventory.Result{}, err
 	}
-	defer end()
 	cn.out = appendOp(cn.out[:0], &op)
 	if err := cn.flush(); err != nil {
 		return inventory.Result{}, cn.fail(ctx, err)
@@ -175,11 +220,9 @@ func (cn *Conn) Pipeline(ctx context.Context, ops []inventory.Op, results []inve
 	if len(results) < len(ops) {
 		return fmt.Errorf("client: %d results for %d ops", len(results), len(ops))
 	}
-	end, err := cn.begin(ctx)
-	if err != nil {
+	if err := cn.begin(ctx); err != nil {
 		return err
 	}
-	defer end()
 	cn.out = cn.out[:0]
 	for i := range ops {
 		cn.out = appendOp(cn.out, &ops[i])
@@ -199,11 +242,9 @@ func (cn *Conn) Pipeline(ctx context.Context, ops []inventory.Op, results []inve
 
 // Ping sends PING and expects PONG.
 func (cn *Conn) Ping(ctx context.Context) error {
-	end, err := cn.begin(ctx)
-	if err != nil {
+	if err := cn.begin(ctx); err != nil {
 		return err
 	}
-	defer end()
 	cn.out = append(cn.out[:0], "*1\r\n$4\r\nPING\r\n"...)
 	if err := cn.flush(); err != nil {
 		return cn.fail(ctx, err)
@@ -214,6 +255,31 @@ func (cn *Conn) Ping(ctx context.Context) error {
 	}
 	if string(line) != "+PONG" {
 		return cn.fail(ctx, unexpected("PING", line))
+	}
+	return nil
+}
+
+// PingPipeline sends n PINGs in one write and reads the n PONGs: the
+// network path without the engine, which pipelined ops are compared with.
+func (cn *Conn) PingPipeline(ctx context.Context, n int) error {
+	if err := cn.begin(ctx); err != nil {
+		return err
+	}
+	cn.out = cn.out[:0]
+	for range n {
+		cn.out = append(cn.out, "*1\r\n$4\r\nPING\r\n"...)
+	}
+	if err := cn.flush(); err != nil {
+		return cn.fail(ctx, err)
+	}
+	for range n {
+		line, err := cn.line()
+		if err != nil {
+			return cn.fail(ctx, err)
+		}
+		if string(line) != "+PONG" {
+			return cn.fail(ctx, unexpected("PING", line))
+		}
 	}
 	return nil
 }
@@ -242,11 +308,9 @@ func (cn *Conn) auth(ctx context.Context, password string) error {
 
 // Hello sends HELLO 2 and returns the server's fields as strings.
 func (cn *Conn) Hello(ctx context.Context) (map[string]string, error) {
-	end, err := cn.begin(ctx)
-	if err != nil {
+	if err := cn.begin(ctx); err != nil {
 		return nil, err
 	}
-	defer end()
 	cn.out = appendCommand(cn.out[:0], "HELLO", "2")
 	if err := cn.flush(); err != nil {
 		return nil, cn.fail(ctx, err)
