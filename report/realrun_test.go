@@ -88,7 +88,8 @@ func TestRealRunReport(t *testing.T) {
 			t.Errorf("run %d has no throughput series or histogram", i+1)
 		}
 	}
-	for _, want := range []string{"memory", "workers=1", "open 10,000/s poisson", sysinfo.Collect(context.Background()).GoVersion} {
+	for _, want := range []string{"memory", "workers=1", "open 10,000/s poisson", sysinfo.Collect(context.Background()).GoVersion,
+		"Workload of every run: <strong>hot, 20 rows, 20,000 ops (seed 1, 5 SKUs)</strong>"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}

@@ -19,14 +19,17 @@ const paletteSize = 10
 
 // page is everything the template draws.
 type page struct {
-	Title           string
-	Started         string
-	Command         string
-	RunCount        int
-	FailedCount     int
-	CSP             string
-	Runs            []runView
-	HasOpenLoop     bool
+	Title       string
+	Started     string
+	Command     string
+	RunCount    int
+	FailedCount int
+	CSP         string
+	Runs        []runView
+	HasOpenLoop bool
+	// CommonWorkload is set when every run replayed the same workload: the
+	// table then names it once instead of in a column.
+	CommonWorkload  string
 	HasSweep        bool
 	Published       publishedView
 	Env             []keyValue
@@ -110,6 +113,13 @@ func newPage(f *bench.ResultsFile) (*page, *chartSet) {
 			p.HasSweep = true
 		}
 		p.Runs = append(p.Runs, v)
+	}
+	p.CommonWorkload = p.Runs[0].Workload + " (" + p.Runs[0].WorkloadDetail + ")"
+	for _, r := range p.Runs[1:] {
+		if r.Workload != p.Runs[0].Workload || r.WorkloadDetail != p.Runs[0].WorkloadDetail {
+			p.CommonWorkload = ""
+			break
+		}
 	}
 	p.Published = newPublishedView(f.Runs, labels)
 	p.Env, p.EnvSummary = envRows(f.Environment)
