@@ -116,10 +116,13 @@ func (cn *Conn) begin(ctx context.Context) error {
 // the registration is kept until the context changes: registering one per
 // call cost a few percent of a client's CPU at one op per round trip.
 func (cn *Conn) watch(ctx context.Context) {
-	if ctx.Done() == nil || ctx == cn.watched {
+	if ctx == cn.watched {
 		return
 	}
 	cn.unwatch()
+	if ctx.Done() == nil {
+		return
+	}
 	cn.watchMu.Lock()
 	cn.watchGen++
 	gen := cn.watchGen

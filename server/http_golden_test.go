@@ -46,7 +46,7 @@ func TestHTTPGolden(t *testing.T) {
 	}
 	s := servertest.Start(t, servertest.Options{NoRESP: true, Config: server.Config{RequestBytesMax: 256}})
 	base := "http://" + s.HTTPAddr()
-	var out strings.Builder
+	g := &golden{t: t, path: path}
 	for _, st := range steps {
 		parts := strings.SplitN(st.line, " ", 3)
 		var body io.Reader
@@ -70,20 +70,7 @@ func TestHTTPGolden(t *testing.T) {
 		for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
 			got = append(got, "< "+l)
 		}
-		for _, p := range st.pre {
-			out.WriteString(p + "\n")
-		}
-		out.WriteString("> " + st.line + "\n" + strings.Join(got, "\n") + "\n")
-		if !*rewrite && strings.Join(got, "\n") != strings.Join(st.resp, "\n") {
-			t.Errorf("> %s\n got:\n%s\nwant:\n%s", st.line, strings.Join(got, "\n"), strings.Join(st.resp, "\n"))
-		}
+		g.step(st.pre, st.line, got, st.resp)
 	}
-	for _, p := range pre {
-		out.WriteString(p + "\n")
-	}
-	if *rewrite {
-		if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	g.finish(pre)
 }

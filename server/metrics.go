@@ -158,94 +158,74 @@ func (m *metrics) write(w io.Writer, es engine.Stats) error {
 		}
 	}
 	p.help("allot_op_duration_seconds", "histogram", "Op latency inside the server, from the read of the request to the write of its reply.")
+	latencyLE := durationBounds(latencyBounds[:])
 	for pr := range protocolCount {
 		for k := 1; k < kindCount; k++ {
 			h := &m.latency[pr][k]
-			labels := fmt.Sprintf(`protocol=%q,op=%q`, protocolNames[pr], inventory.Kind(k).String())
-			var cum uint64
+			counts := make([]uint64, len(h.buckets))
 			for i := range h.buckets {
-				cum += h.buckets[i].Load()
-				le := "+Inf"
-				if i < len(latencyBounds) {
-					le = strconv.FormatFloat(latencyBounds[i].Seconds(), 'g', -1, 64)
-				}
-				p.sample("allot_op_duration_seconds_bucket", "{"+labels+`,le="`+le+`"}`, float64(cum))
+				counts[i] = h.buckets[i].Load()
 			}
-			p.sample("allot_op_duration_seconds_sum", "{"+labels+"}", float64(h.nanos.Load())/1e9)
-			p.sample("allot_op_duration_seconds_count", "{"+labels+"}", float64(h.count.Load()))
+			labels := fmt.Sprintf(`protocol=%q,op=%q`, protocolNames[pr], inventory.Kind(k).String())
+			p.histogram("allot_op_duration_seconds", labels, latencyLE, counts, float64(h.nanos.Load())/1e9, float64(h.count.Load()))
 		}
 	}
-	p.help("allot_resp_connections", "gauge", "Open RESP connections.")
-	p.sample("allot_resp_connections", "", float64(m.connections.Load()))
-	p.help("allot_resp_connections_accepted_total", "counter", "RESP connections accepted.")
-	p.sample("allot_resp_connections_accepted_total", "", float64(m.connectionsAccepted.Load()))
-	p.help("allot_resp_connections_rejected_total", "counter", "RESP connections refused because the connections max was reached.")
-	p.sample("allot_resp_connections_rejected_total", "", float64(m.connectionsRejected.Load()))
-	p.help("allot_resp_commands_other_total", "counter", "RESP commands that are not ops (PING, HELLO, AUTH, CLIENT, COMMAND, QUIT).")
-	p.sample("allot_resp_commands_other_total", "", float64(m.commandsOther.Load()))
-	p.help("allot_resp_command_errors_total", "counter", "RESP commands refused with -ERR before reaching the engine (unknown, wrong arity, bad argument, over a limit).")
-	p.sample("allot_resp_command_errors_total", "", float64(m.commandErrors.Load()))
-	p.help("allot_resp_protocol_errors_total", "counter", "RESP connections closed for a framing error.")
-	p.sample("allot_resp_protocol_errors_total", "", float64(m.protocolErrors.Load()))
+	p.single("allot_resp_connections", "gauge", "Open RESP connections.", float64(m.connections.Load()))
+	p.single("allot_resp_connections_accepted_total", "counter", "RESP connections accepted.", float64(m.connectionsAccepted.Load()))
+	p.single("allot_resp_connections_rejected_total", "counter", "RESP connections refused because the connections max was reached.", float64(m.connectionsRejected.Load()))
+	p.single("allot_resp_commands_other_total", "counter", "RESP commands that are not ops (PING, ECHO, HELLO, AUTH, CLIENT, COMMAND, QUIT).", float64(m.commandsOther.Load()))
+	p.single("allot_resp_command_errors_total", "counter", "RESP commands refused with -ERR before reaching the engine (unknown, wrong arity, bad argument, over a limit).", float64(m.commandErrors.Load()))
+	p.single("allot_resp_protocol_errors_total", "counter", "RESP connections closed for a framing error.", float64(m.protocolErrors.Load()))
 	p.help("allot_resp_pipeline_commands", "histogram", "Commands served per round on one connection (the pipeline depth seen by the server).")
-	var cum uint64
+	counts := make([]uint64, len(m.pipeline))
 	for i := range m.pipeline {
-		cum += m.pipeline[i].Load()
-		le := "+Inf"
-		if i < len(pipelineBounds) {
-			le = strconv.FormatInt(pipelineBounds[i], 10)
-		}
-		p.sample("allot_resp_pipeline_commands_bucket", `{le="`+le+`"}`, float64(cum))
+		counts[i] = m.pipeline[i].Load()
 	}
-	p.sample("allot_resp_pipeline_commands_sum", "", float64(m.pipelineSum.Load()))
-	p.sample("allot_resp_pipeline_commands_count", "", float64(m.pipelineCount.Load()))
-	p.help("allot_http_requests_total", "counter", "HTTP requests served.")
-	p.sample("allot_http_requests_total", "", float64(m.httpRequests.Load()))
-	p.help("allot_http_bad_requests_total", "counter", "HTTP requests answered 400.")
-	p.sample("allot_http_bad_requests_total", "", float64(m.httpBadRequests.Load()))
+	p.histogram("allot_resp_pipeline_commands", "", intBounds(pipelineBounds[:]), counts, float64(m.pipelineSum.Load()), float64(m.pipelineCount.Load()))
+	p.single("allot_http_requests_total", "counter", "HTTP requests served.", float64(m.httpRequests.Load()))
+	p.single("allot_http_bad_requests_total", "counter", "HTTP requests answered 400.", float64(m.httpBadRequests.Load()))
 
-	p.help("allot_engine_requests_total", "counter", "Requests applied by the engine (ops and reads).")
-	p.sample("allot_engine_requests_total", "", float64(es.Requests))
-	p.help("allot_engine_journaled_ops_total", "counter", "Ops written to the journal.")
-	p.sample("allot_engine_journaled_ops_total", "", float64(es.Journaled))
-	p.help("allot_engine_batches_total", "counter", "Batches applied by the engine's writer.")
-	p.sample("allot_engine_batches_total", "", float64(es.Batches))
-	p.help("allot_engine_journal_bytes", "gauge", "Bytes in the journal.")
-	p.sample("allot_engine_journal_bytes", "", float64(es.JournalBytes))
-	p.help("allot_engine_snapshots_total", "counter", "Snapshots written.")
-	p.sample("allot_engine_snapshots_total", "", float64(es.Snapshots))
-	p.help("allot_engine_failed", "gauge", "1 when a journal write or sync failed and the engine refuses requests.")
+	p.single("allot_engine_requests_total", "counter", "Replies the engine released after their journal write (ops and reads).", float64(es.Requests))
+	p.single("allot_engine_journaled_ops_total", "counter", "Ops written to the journal since the engine opened.", float64(es.Journaled))
+	p.single("allot_engine_batches_total", "counter", "Journal flushes: one write each, and one fdatasync in fsync mode.", float64(es.Batches))
+	p.single("allot_engine_journal_bytes", "gauge", "Bytes in the journal.", float64(es.JournalBytes))
+	p.single("allot_engine_snapshots_total", "counter", "Snapshots written.", float64(es.Snapshots))
 	failed := 0.0
 	if es.Failed {
 		failed = 1
 	}
-	p.sample("allot_engine_failed", "", failed)
-	p.help("allot_engine_batch_size", "histogram", "Requests per engine batch (one journal write).")
-	var cumB int64
-	for i, c := range es.BatchSize {
-		cumB += c
-		le := "+Inf"
-		if i < len(engine.BatchSizeBounds) {
-			le = strconv.FormatInt(engine.BatchSizeBounds[i], 10)
-		}
-		p.sample("allot_engine_batch_size_bucket", `{le="`+le+`"}`, float64(cumB))
-	}
-	// Every request is in exactly one batch: their count is the sum.
-	p.sample("allot_engine_batch_size_sum", "", float64(es.Requests))
-	p.sample("allot_engine_batch_size_count", "", float64(es.Batches))
+	p.single("allot_engine_failed", "gauge", "1 when a journal write or sync failed and the engine refuses requests.", failed)
+	p.help("allot_engine_batch_size", "histogram", "Replies released per journal flush.")
+	// Every reply is in exactly one flush: their count is the sum.
+	p.histogram("allot_engine_batch_size", "", intBounds(engine.BatchSizeBounds[:]), toUint64(es.BatchSize[:]), float64(es.Requests), float64(es.Batches))
 	p.help("allot_engine_fsync_duration_seconds", "histogram", "fdatasync latency of the journal.")
-	var cumS int64
-	for i, c := range es.SyncLatency {
-		cumS += c
-		le := "+Inf"
-		if i < len(engine.SyncLatencyBounds) {
-			le = strconv.FormatFloat(engine.SyncLatencyBounds[i].Seconds(), 'g', -1, 64)
-		}
-		p.sample("allot_engine_fsync_duration_seconds_bucket", `{le="`+le+`"}`, float64(cumS))
-	}
-	p.sample("allot_engine_fsync_duration_seconds_sum", "", es.SyncSeconds)
-	p.sample("allot_engine_fsync_duration_seconds_count", "", float64(es.Syncs))
+	p.histogram("allot_engine_fsync_duration_seconds", "", durationBounds(engine.SyncLatencyBounds[:]), toUint64(es.SyncLatency[:]), es.SyncSeconds, float64(es.Syncs))
 	return p.err
+}
+
+// durationBounds and intBounds format histogram bounds as "le" labels.
+func durationBounds(b []time.Duration) []string {
+	out := make([]string, len(b))
+	for i, d := range b {
+		out[i] = strconv.FormatFloat(d.Seconds(), 'g', -1, 64)
+	}
+	return out
+}
+
+func intBounds(b []int64) []string {
+	out := make([]string, len(b))
+	for i, v := range b {
+		out[i] = strconv.FormatInt(v, 10)
+	}
+	return out
+}
+
+func toUint64(a []int64) []uint64 {
+	out := make([]uint64, len(a))
+	for i, v := range a {
+		out[i] = uint64(v)
+	}
+	return out
 }
 
 type promWriter struct {
@@ -259,6 +239,36 @@ func (p *promWriter) help(name, typ, help string) {
 		return
 	}
 	_, p.err = fmt.Fprintf(p.w, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
+}
+
+// single writes a metric of one sample without labels.
+func (p *promWriter) single(name, typ, help string, v float64) {
+	p.help(name, typ, help)
+	p.sample(name, "", v)
+}
+
+// histogram writes the samples of one histogram series: counts per bucket
+// (the last one above every bound) become cumulative le buckets.
+func (p *promWriter) histogram(name, labels string, le []string, counts []uint64, sum, count float64) {
+	sep := ""
+	if labels != "" {
+		sep = ","
+	}
+	var cum uint64
+	for i, c := range counts {
+		cum += c
+		bound := "+Inf"
+		if i < len(le) {
+			bound = le[i]
+		}
+		p.sample(name+"_bucket", "{"+labels+sep+`le="`+bound+`"}`, float64(cum))
+	}
+	braced := ""
+	if labels != "" {
+		braced = "{" + labels + "}"
+	}
+	p.sample(name+"_sum", braced, sum)
+	p.sample(name+"_count", braced, count)
 }
 
 func (p *promWriter) sample(name, labels string, v float64) {

@@ -90,28 +90,11 @@ func TestRESPGolden(t *testing.T) {
 			steps, trailer := parseRESPGolden(t, string(text))
 			s := servertest.Start(t, servertest.Options{NoHTTP: true, Config: cfg})
 			w := dialWire(t, s.RESPAddr())
-			var out strings.Builder
+			g := &golden{t: t, path: path}
 			for _, st := range steps {
-				got := lines(exchange(w, words(t, st.line)))
-				for _, p := range st.pre {
-					out.WriteString(p + "\n")
-				}
-				out.WriteString("> " + st.line + "\n")
-				for _, l := range got {
-					out.WriteString(l + "\n")
-				}
-				if !*rewrite && strings.Join(got, "\n") != strings.Join(st.reply, "\n") {
-					t.Errorf("> %s\n got:\n%s\nwant:\n%s", st.line, strings.Join(got, "\n"), strings.Join(st.reply, "\n"))
-				}
+				g.step(st.pre, st.line, lines(exchange(w, words(t, st.line))), st.reply)
 			}
-			for _, p := range trailer {
-				out.WriteString(p + "\n")
-			}
-			if *rewrite {
-				if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			g.finish(trailer)
 		})
 	}
 }

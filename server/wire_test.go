@@ -125,3 +125,42 @@ func readFull(br *bufio.Reader, b []byte) (int, error) {
 func lines(reply string) []string {
 	return strings.Split(strings.TrimSuffix(reply, "\r\n"), "\r\n")
 }
+
+// golden rebuilds a golden file step by step while comparing each step
+// with what the file says; under -rewrite it writes the rebuilt text.
+type golden struct {
+	t    *testing.T
+	path string
+	out  strings.Builder
+}
+
+// step records one exchange: the comment lines before it, the request
+// line, and the lines the server answered; it reports a difference from
+// want.
+func (g *golden) step(pre []string, line string, got, want []string) {
+	g.t.Helper()
+	for _, p := range pre {
+		g.out.WriteString(p + "\n")
+	}
+	g.out.WriteString("> " + line + "\n")
+	for _, l := range got {
+		g.out.WriteString(l + "\n")
+	}
+	if !*rewrite && strings.Join(got, "\n") != strings.Join(want, "\n") {
+		g.t.Errorf("> %s\n got:\n%s\nwant:\n%s", line, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// finish adds the trailing comment lines and, under -rewrite, writes the
+// file.
+func (g *golden) finish(trailer []string) {
+	g.t.Helper()
+	for _, p := range trailer {
+		g.out.WriteString(p + "\n")
+	}
+	if *rewrite {
+		if err := os.WriteFile(g.path, []byte(g.out.String()), 0o644); err != nil {
+			g.t.Fatal(err)
+		}
+	}
+}
