@@ -1,7 +1,12 @@
 package report
 
 import (
+	"bytes"
+	"compress/zlib"
+	"encoding/base64"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -38,6 +43,12 @@ type spectrum struct {
 	counts int64
 }
 
+// histogramEncodedMax bounds an encoded histogram. The bench's are a few
+// kilobytes (a 3-digit histogram up to a minute is about 270 KB before
+// compression); the bound keeps a corrupt or hostile file from making the
+// decoder inflate hundreds of megabytes.
+const histogramEncodedMax = 1 << 20
+
 // decodeSpectrum decodes a histogram as bench encodes it (hdrhistogram-go
 // Encode, V2 compressed, base64).
 func decodeSpectrum(encoded, unit string) (*spectrum, error) {
@@ -45,11 +56,91 @@ func decodeSpectrum(encoded, unit string) (*spectrum, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := hdrhistogram.Decode([]byte(encoded))
+	if len(encoded) > histogramEncodedMax {
+		return nil, fmt.Errorf("report: latency histogram of %d bytes is over the %d-byte limit", len(encoded), histogramEncodedMax)
+	}
+	h, err := decodeHistogram(encoded)
 	if err != nil {
 		return nil, fmt.Errorf("report: decoding latency histogram: %w", err)
 	}
 	return &spectrum{hist: h, scale: scale, counts: h.TotalCount()}, nil
+}
+
+// decodeHistogram calls hdrhistogram.Decode after checking what v1.1.2
+// trusts blindly: it indexes into its input without checking its length
+// (a panic, recovered here as an error), and it sizes the histogram from
+// the header's lowest and highest trackable values, looping forever when a
+// large lowest value overflows its bucket arithmetic (found by
+// FuzzDecodeResults). checkHistogramHeader rejects those headers first.
+func decodeHistogram(encoded string) (h *hdrhistogram.Histogram, err error) {
+	if err := checkHistogramHeader(encoded); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			h, err = nil, fmt.Errorf("malformed histogram (%v)", r)
+		}
+	}()
+	return hdrhistogram.Decode([]byte(encoded))
+}
+
+// Bounds on a histogram header. The bench records nanoseconds from 1 ns;
+// a lowest value up to 2^32 leaves the bucket arithmetic (up to 2^18
+// sub-buckets shifted by log2 of it) far from overflowing int64.
+const (
+	histogramLowestMax  = 1 << 32
+	histogramHighestMax = 1 << 62
+	// histogramInflatedMax bounds the decompressed histogram (header and
+	// counts): the largest the bench makes is a few hundred kilobytes.
+	histogramInflatedMax = 64 << 20
+)
+
+// checkHistogramHeader reads the V2 compressed encoding's outer header
+// (cookie, compressed length) and the inner one (cookie, payload length,
+// offset, significant digits, lowest, highest) and checks them.
+func checkHistogramHeader(encoded string) error {
+	raw, err := base64.StdEncoding.DecodeString(encoded)
+	if err != nil {
+		return fmt.Errorf("not base64: %w", err)
+	}
+	if len(raw) < 8 {
+		return fmt.Errorf("%d bytes, shorter than the 8-byte header", len(raw))
+	}
+	if cookie := int32(binary.BigEndian.Uint32(raw[0:4])) &^ 0xf0; cookie != hdrhistogram.V2CompressedEncodingCookieBase {
+		return fmt.Errorf("cookie %#x is not a V2 compressed histogram", cookie)
+	}
+	n := binary.BigEndian.Uint32(raw[4:8])
+	if uint64(n) > uint64(len(raw)-8) {
+		return fmt.Errorf("header says %d compressed bytes, %d follow", n, len(raw)-8)
+	}
+	z, err := zlib.NewReader(bytes.NewReader(raw[8 : 8+n]))
+	if err != nil {
+		return fmt.Errorf("compressed contents: %w", err)
+	}
+	defer z.Close()
+	inflated, err := io.ReadAll(io.LimitReader(z, histogramInflatedMax+1))
+	if err != nil {
+		return fmt.Errorf("compressed contents: %w", err)
+	}
+	if len(inflated) > histogramInflatedMax {
+		return fmt.Errorf("inflates past %d bytes", histogramInflatedMax)
+	}
+	const headerBytes = 40
+	if len(inflated) < headerBytes {
+		return fmt.Errorf("%d bytes inflated, shorter than the %d-byte header", len(inflated), headerBytes)
+	}
+	digits := int32(binary.BigEndian.Uint32(inflated[12:16]))
+	lowest := int64(binary.BigEndian.Uint64(inflated[16:24]))
+	highest := int64(binary.BigEndian.Uint64(inflated[24:32]))
+	switch {
+	case digits < 1 || digits > 5:
+		return fmt.Errorf("%d significant digits, want 1 to 5", digits)
+	case lowest < 1 || lowest > histogramLowestMax:
+		return fmt.Errorf("lowest trackable value %d out of range 1..%d", lowest, int64(histogramLowestMax))
+	case highest < 2*lowest || highest > histogramHighestMax:
+		return fmt.Errorf("highest trackable value %d out of range %d..%d", highest, 2*lowest, int64(histogramHighestMax))
+	}
+	return nil
 }
 
 // spectrumAxis returns the x positions of the HDR percentile axis: x is

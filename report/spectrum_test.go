@@ -1,6 +1,11 @@
 package report
 
 import (
+	"bytes"
+	"compress/zlib"
+	"encoding/base64"
+	"encoding/binary"
+	"io"
 	"math"
 	"testing"
 
@@ -74,5 +79,70 @@ func TestUnitToMS(t *testing.T) {
 		if got, err := unitToMS(unit); err != nil || got != want {
 			t.Errorf("unitToMS(%q) = %v, %v; want %v", unit, got, err, want)
 		}
+	}
+}
+
+// reencode inflates an encoded histogram, lets patch change the inner
+// header or counts, and encodes it again.
+func reencode(t *testing.T, encoded string, patch func(inflated []byte)) string {
+	t.Helper()
+	raw, err := base64.StdEncoding.DecodeString(encoded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, err := zlib.NewReader(bytes.NewReader(raw[8:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inflated, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch(inflated)
+	var buf bytes.Buffer
+	zw := zlib.NewWriter(&buf)
+	zw.Write(inflated)
+	zw.Close()
+	out := make([]byte, 8, 8+buf.Len())
+	copy(out, raw[:4])
+	binary.BigEndian.PutUint32(out[4:8], uint32(buf.Len()))
+	return base64.StdEncoding.EncodeToString(append(out, buf.Bytes()...))
+}
+
+// TestMalformedHistograms: headers the decoder library would loop on or
+// panic over come back as errors.
+func TestMalformedHistograms(t *testing.T) {
+	h := hdrhistogram.New(1, 1_000_000, 3)
+	h.RecordValue(42)
+	enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := string(enc)
+	if _, err := decodeSpectrum(good, "ns"); err != nil {
+		t.Fatalf("the unpatched histogram does not decode: %v", err)
+	}
+	tests := map[string]string{
+		"short":           "AAAA",
+		"not base64":      "%%%",
+		"wrong cookie":    base64.StdEncoding.EncodeToString([]byte{0, 0, 0, 1, 0, 0, 0, 0}),
+		"length too long": base64.StdEncoding.EncodeToString([]byte{0x1c, 0x84, 0x93, 0x14, 0, 0, 1, 0}),
+		// With lowest 2^62 the library's bucket sizing shifts to zero and
+		// never ends.
+		"huge lowest": reencode(t, good, func(b []byte) {
+			binary.BigEndian.PutUint64(b[16:24], 1<<62)
+			binary.BigEndian.PutUint64(b[24:32], 1<<62+1)
+		}),
+		"digits": reencode(t, good, func(b []byte) { binary.BigEndian.PutUint32(b[12:16], 9) }),
+		"highest below lowest": reencode(t, good, func(b []byte) {
+			binary.BigEndian.PutUint64(b[24:32], 1)
+		}),
+	}
+	for name, enc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if _, err := decodeSpectrum(enc, "ns"); err == nil {
+				t.Error("decoded without error")
+			}
+		})
 	}
 }
