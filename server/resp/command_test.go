@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -111,3 +112,23 @@ func TestDecodeOpDoesNotAllocateForKnownIDs(t *testing.T) {
 		t.Fatalf("DecodeOp allocated %.0f times per command", allocs)
 	}
 }
+
+func BenchmarkDecodeOp(b *testing.B) {
+	in := NewStringInterner(internBenchEntries)
+	var cmds [][][]byte
+	for i := range 1000 {
+		cmds = append(cmds, words(fmt.Sprintf("CAPTURE sku-%06d new retail %d", i, i%3+1)))
+	}
+	var op inventory.Op
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		args := cmds[i%len(cmds)]
+		i++
+		if d := DecodeOp(NameCapture, args, in, &op); d != "" {
+			b.Fatal(d)
+		}
+	}
+}
+
+const internBenchEntries = 4096
