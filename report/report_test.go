@@ -404,3 +404,31 @@ func TestNumberFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestServerDownRun: a run that never started has no series or histogram;
+// the page says why in red and draws the other runs.
+func TestServerDownRun(t *testing.T) {
+	f := fixtureResults(t)
+	f.Runs = append(f.Runs[:2:2], bench.Result{Store: "tarantool", Status: bench.StatusServerDown, Workers: 16, Mode: "closed",
+		Error: "store: server is not reachable: dial tcp 127.0.0.1:13301: connect: connection refused"})
+	page := render(t, f)
+	for _, want := range []string{
+		`<span class="pill bad">server_down</span>`,
+		`<div class="error-text">Error: store: server is not reachable: dial tcp 127.0.0.1:13301: connect: connection refused</div>`,
+		`<span class="error-text">no run passed</span>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	var cs chartSetJSON
+	if err := json.Unmarshal([]byte(dataRE.FindStringSubmatch(page)[1]), &cs); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(cs.Throughput[0].Series); n != 2 {
+		t.Errorf("throughput chart has %d series, want the 2 runs that ran", n)
+	}
+	if n := len(cs.Spectrum[0].Series); n != 2 {
+		t.Errorf("spectrum chart has %d series, want the 2 runs that ran", n)
+	}
+}
