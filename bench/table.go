@@ -13,13 +13,17 @@ import (
 // violations), the open-loop figures, and the errors of runs that did not
 // happen.
 func WriteTable(w io.Writer, runs []Result) error {
-	sweep, open := false, false
+	sweep, open, workloads := false, false, false
 	for i := range runs {
 		sweep = sweep || runs[i].Sweep != nil
 		open = open || runs[i].OpenLoop != nil
+		workloads = workloads || runs[i].Workload.Name != runs[0].Workload.Name
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := []string{"store"}
+	if workloads {
+		head = append(head, "workload")
+	}
 	if sweep {
 		head = append(head, "point")
 	}
@@ -28,6 +32,9 @@ func WriteTable(w io.Writer, runs []Result) error {
 	for i := range runs {
 		r := &runs[i]
 		row := []string{r.Store}
+		if workloads {
+			row = append(row, r.Workload.Name)
+		}
 		if sweep {
 			row = append(row, sweepLabel(r))
 		}
@@ -96,7 +103,11 @@ func writeCheck(w io.Writer, r *Result, label bool) {
 }
 
 func runLabel(r *Result) string {
-	parts := []string{r.Store, r.Durability, strconv.Itoa(r.Workers) + " workers"}
+	parts := []string{r.Store}
+	if r.Workload.Name != "" {
+		parts = append(parts, r.Workload.Name)
+	}
+	parts = append(parts, r.Durability, strconv.Itoa(r.Workers)+" workers")
 	if r.Sweep != nil {
 		parts = append(parts, r.Sweep.Label)
 	}

@@ -46,7 +46,11 @@ non-zero when a check fails, ops fail or a store cannot be reached.
 Closed loop by default (each worker sends its next op when the previous one
 returns; latency is per store call). With --rate, open loop: ops are sent on
 a fixed schedule and latency counts from each op's intended start, so a
-stalled store cannot hide its queueing delay.`
+stalled store cannot hide its queueing delay.
+
+Lists run every combination: --stores a,b, --durability write,fsync and
+--preset seed,hot (each store runs each workload, one workload after the
+other, on the same generated ops).`
 
 // benchFlags holds the parsed flags.
 type benchFlags struct {
@@ -151,7 +155,8 @@ type benchJob struct {
 	durabilities []store.Durability
 	sweep        *bench.Sweep
 	fileWorkload *workload.Workload // --ops-file, else nil
-	params       workload.Params    // generated workloads, before sweep changes
+	allParams    []workload.Params  // one per --preset in the list
+	params       workload.Params    // the current one, before sweep changes
 
 	stdout, stderr io.Writer
 	progress       bool
@@ -247,18 +252,24 @@ func (f *benchFlags) job() (*benchJob, error) {
 		}
 		j.fileWorkload = w
 	} else {
-		p, err := f.workload.params()
-		if err != nil {
-			return nil, err
-		}
-		j.params = p
-		// Check every point's params now, so that a bad one fails before
-		// any store runs.
-		for i := range j.points() {
-			p := j.pointParams(i)
-			if err := p.Validate(); err != nil {
+		// --preset seed,hot runs every store on each workload in turn.
+		for _, name := range strings.Split(f.workload.preset, ",") {
+			wf := f.workload
+			wf.preset = strings.TrimSpace(name)
+			p, err := wf.params()
+			if err != nil {
 				return nil, err
 			}
+			j.params = p
+			// Check every point's params now, so that a bad one fails
+			// before any store runs.
+			for i := range j.points() {
+				p := j.pointParams(i)
+				if err := p.Validate(); err != nil {
+					return nil, err
+				}
+			}
+			j.allParams = append(j.allParams, p)
 		}
 	}
 
@@ -346,6 +357,22 @@ func (j *benchJob) run(ctx context.Context) error {
 		}
 		j.results.Environment = env
 	}
+	if j.fileWorkload != nil {
+		if err := j.runWorkload(ctx); err != nil {
+			return err
+		}
+	}
+	for _, p := range j.allParams {
+		j.params = p
+		if err := j.runWorkload(ctx); err != nil {
+			return err
+		}
+	}
+	return j.finish()
+}
+
+// runWorkload runs every point, store and durability of one workload.
+func (j *benchJob) runWorkload(ctx context.Context) error {
 	var plan *bench.Plan
 	var planParams workload.Params
 	for i := range j.points() {
@@ -379,7 +406,7 @@ func (j *benchJob) run(ctx context.Context) error {
 			}
 		}
 	}
-	return j.finish()
+	return nil
 }
 
 // runOne opens one store, runs the plan on it and closes it. A store that
