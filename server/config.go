@@ -39,6 +39,8 @@ type Config struct {
 	ArgsMax int
 	// ConnectionsMax bounds open RESP connections; one more is answered
 	// "-ERR max number of clients reached" and closed (default 10,000).
+	// It bounds open HTTP connections too: beyond it, new ones wait to be
+	// accepted.
 	ConnectionsMax int
 	// PipelineDepthMax bounds the commands of one connection in flight in
 	// the engine at once (default 1,024). A longer pipeline is not refused:

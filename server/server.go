@@ -64,11 +64,14 @@ func New(cfg Config, e *engine.Engine) (*Server, error) {
 			}
 			return nil, fmt.Errorf("server: HTTP listen on %s: %w", cfg.HTTPAddr, err)
 		}
-		s.httpListener = ln
+		s.httpListener = newLimitListener(ln, cfg.ConnectionsMax)
 		s.httpServer = &http.Server{
 			Handler:           s.httpHandler(),
-			ReadHeaderTimeout: 10 * time.Second,
-			MaxHeaderBytes:    16 << 10,
+			ReadHeaderTimeout: httpHeaderTimeout,
+			ReadTimeout:       httpReadTimeout,
+			WriteTimeout:      httpWriteTimeout,
+			IdleTimeout:       httpIdleTimeout,
+			MaxHeaderBytes:    httpHeaderBytesMax,
 		}
 	}
 	return s, nil
@@ -220,6 +223,62 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return fmt.Errorf("server: HTTP shutdown: %w", httpErr)
 	}
 	return nil
+}
+
+// HTTP bounds: a client that trickles its request or never reads the
+// response cannot hold a connection for longer than these.
+const (
+	httpHeaderTimeout  = 10 * time.Second
+	httpReadTimeout    = 30 * time.Second
+	httpWriteTimeout   = 30 * time.Second
+	httpIdleTimeout    = 2 * time.Minute
+	httpHeaderBytesMax = 16 << 10
+)
+
+// limitListener bounds the connections accepted and still open: Accept
+// waits while max are open, so further clients wait in the kernel's accept
+// queue rather than each costing a goroutine and buffers.
+type limitListener struct {
+	net.Listener
+	slots     chan struct{}
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+func newLimitListener(ln net.Listener, max int) net.Listener {
+	return &limitListener{Listener: ln, slots: make(chan struct{}, max), closed: make(chan struct{})}
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	select {
+	case l.slots <- struct{}{}:
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.slots
+		return nil, err
+	}
+	return &limitConn{Conn: c, release: func() { <-l.slots }}, nil
+}
+
+// Close closes the listener and wakes an Accept waiting for a free slot.
+func (l *limitListener) Close() error {
+	l.closeOnce.Do(func() { close(l.closed) })
+	return l.Listener.Close()
+}
+
+type limitConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
 }
 
 // closingNow reports whether Shutdown has begun.
