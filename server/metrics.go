@@ -278,7 +278,7 @@ func (p *promWriter) sample(name, labels string, v float64) {
 	p.buf = append(p.buf[:0], name...)
 	p.buf = append(p.buf, labels...)
 	p.buf = append(p.buf, ' ')
-	p.buf = strconv.AppendFloat(p.buf, v, 'g', -1, 64)
+	p.buf = strconv.AppendFloat(p.buf, v, 'f', -1, 64) // counts print as integers, not 1e+06
 	p.buf = append(p.buf, '\n')
 	_, p.err = p.w.Write(p.buf)
 }
