@@ -43,8 +43,12 @@ func findBinary(explicit string) (string, error) {
 	if p := os.Getenv("ALLOT_BIN"); p != "" {
 		return p, nil
 	}
-	if exe, err := os.Executable(); err == nil && filepath.Base(exe) == "allot" {
-		return exe, nil
+	// allot bench runs in the allot binary itself (perhaps renamed, as
+	// allot-v2): a name starting with allot that is not a test binary.
+	if exe, err := os.Executable(); err == nil {
+		if base := filepath.Base(exe); strings.HasPrefix(base, "allot") && !strings.HasSuffix(base, ".test") {
+			return exe, nil
+		}
 	}
 	if p, err := exec.LookPath("allot"); err == nil {
 		return p, nil
