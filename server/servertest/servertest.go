@@ -1,8 +1,3 @@
-// Package servertest starts real allot servers in-process for tests: an
-// engine in a temporary directory and a server on 127.0.0.1 ports chosen by
-// the kernel, both stopped when the test ends.
-//
-// It must never be imported by non-test code.
 package servertest
 
 import (
