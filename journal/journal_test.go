@@ -349,3 +349,50 @@ func BenchmarkRecovery(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 }
+
+func TestSpareSegmentIsUsedAndCleanedUp(t *testing.T) {
+	fs := vfs.NewMem()
+	ops := genOps(13, 3000)
+	j, _, _ := open(t, fs, 4096)
+	hasSpare := func(m *vfs.Mem) bool {
+		return slices.Contains(m.Names(), path.Join(dir, spareName))
+	}
+	// Write until several segments rotated and a spare is being made for
+	// the next one, then wait for that spare to be ready.
+	n := 0
+	for n < len(ops) && (n < 1500 || j.spare == nil) {
+		writeOps(t, j, ops[n:n+20], 20, 1)
+		n += 20
+	}
+	if j.spare == nil {
+		t.Fatal("no spare segment was started")
+	}
+	res := <-j.spare
+	j.spare <- res
+	if res.err != nil || !hasSpare(fs) {
+		t.Fatalf("spare: %v", res.err)
+	}
+	crashed := fs.Crash(func(_ string, k int) int { return k })
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if hasSpare(fs) {
+		t.Fatal("Close left the spare segment behind")
+	}
+	_, st, rec := open(t, crashed, 4096)
+	if rec.LastLSN != uint64(n) || !slices.Equal(st.Rows(), stateAfter(ops[:n])) {
+		t.Fatalf("recovery %+v, want %d ops", rec, n)
+	}
+	if hasSpare(crashed) {
+		t.Fatal("Open left a stale spare segment behind")
+	}
+	segs := 0
+	for _, name := range fs.Names() {
+		if strings.HasPrefix(path.Base(name), "journal-") {
+			segs++
+		}
+	}
+	if segs < 4 {
+		t.Fatalf("want rotations through spares, got %d segments", segs)
+	}
+}
