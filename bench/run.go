@@ -137,6 +137,8 @@ type worker struct {
 	late          int64
 	latenessMax   time.Duration
 	conflictStart int64
+
+	pipe store.Pipeliner // with RunConfig.Pipeline > 1
 }
 
 func newRunner(p *Plan, cfg *RunConfig) *runner {
@@ -183,6 +185,18 @@ func (r *runner) openSessions(ctx context.Context, st store.Store) error {
 		wk.se = se
 		if rt, ok := se.(store.Retrier); ok {
 			wk.conflictStart = rt.ConflictRetries()
+		}
+		if r.cfg.Pipeline > 1 {
+			p, ok := se.(store.Pipeliner)
+			if !ok {
+				// Running it one op at a time instead would be a silent
+				// change of what is measured.
+				return fmt.Errorf("bench: store %s cannot keep ops in flight (--pipeline %d): run it with --pipeline 1", r.cfg.Store, r.cfg.Pipeline)
+			}
+			if r.cfg.OpenLoop() {
+				return fmt.Errorf("bench: --pipeline applies to the closed loop, not with --rate")
+			}
+			wk.pipe = p
 		}
 	}
 	return nil
@@ -314,6 +328,10 @@ func (r *runner) take() int {
 }
 
 func (wk *worker) runClosed(ctx context.Context) {
+	if wk.pipe != nil {
+		wk.runPipelined(ctx)
+		return
+	}
 	for {
 		i := wk.r.take()
 		if i < 0 {
@@ -321,6 +339,70 @@ func (wk *worker) runClosed(ctx context.Context) {
 		}
 		wk.exec(ctx, i, true)
 		wk.done.n.Add(1)
+	}
+}
+
+// takeN returns the next up to n op indices [from, to), or from == to when
+// none is left or the run is stopping.
+func (r *runner) takeN(n int) (from, to int) {
+	if r.stop.Load() {
+		return 0, 0
+	}
+	end := r.next.Add(int64(n))
+	total := int64(len(r.plan.w.Ops))
+	if end-int64(n) >= total {
+		return 0, 0
+	}
+	return int(end) - n, int(min(end, total))
+}
+
+// runPipelined is the closed loop with Pipeline ops in flight per worker:
+// it takes that many consecutive ops, issues them in one call, and waits
+// for all of them. Each op's latency sample is its call's round trip. A
+// capture that found too little stock is retried on its own, as in the
+// plain loop.
+func (wk *worker) runPipelined(ctx context.Context) {
+	r := wk.r
+	depth := r.cfg.Pipeline
+	ops := make([]inventory.Op, depth)
+	results := make([]inventory.Result, depth)
+	for {
+		from, to := r.takeN(depth)
+		if from == to {
+			return
+		}
+		n := to - from
+		for k := range n {
+			ops[k] = r.plan.w.Ops[from+k].InventoryOp()
+		}
+		t0 := time.Now()
+		err := wk.pipe.Pipeline(ctx, ops[:n], results[:n])
+		d := time.Since(t0)
+		for range n {
+			wk.latency.record(d)
+			if wk.coarse != nil {
+				wk.coarse.record(int64(d))
+			}
+		}
+		for k := range n {
+			i, res := from+k, &results[k]
+			switch {
+			case err != nil:
+				wk.fail(i, OpUnknown, err.Error())
+			case res.Code == inventory.CodeOK:
+				r.outcomes.Record(i, OpApplied, res.Lines)
+			case res.Code == inventory.CodeInsufficient && ops[k].Kind == inventory.KindCapture && r.cfg.RetryMax > 0:
+				wk.retries++
+				if !wk.sleep(ctx, r.cfg.RetryDelay) {
+					wk.fail(i, OpRefused, fmt.Sprintf("op %d: run cancelled while retrying", i+1))
+					continue
+				}
+				wk.exec(ctx, i, true)
+			default:
+				wk.fail(i, OpRefused, fmt.Sprintf("op %d: %v of %d to %v: %v %s", i+1, ops[k].Kind, ops[k].N, ops[k].Key, res.Code, res.Detail))
+			}
+		}
+		wk.done.n.Add(int64(n))
 	}
 }
 

@@ -141,6 +141,7 @@ type Engine struct {
 
 	opsSinceSnap int64 // guarded by mu
 	journaled    int64 // guarded by mu
+	appliedSince int   // requests applied since the last flush; guarded by mu
 	snapshotting atomic.Bool
 	snapshotWG   sync.WaitGroup
 
@@ -222,6 +223,7 @@ func (e *Engine) Submit(r *Request) error {
 		return nil
 	}
 	r.Err = nil
+	e.appliedSince++
 	if r.fn != nil {
 		r.fn(e.state)
 	} else {
@@ -372,6 +374,8 @@ func (e *Engine) flush(spare []*Request) []*Request {
 	e.kicked = false
 	batch := e.waiting
 	e.waiting = spare[:0]
+	applied := e.appliedSince
+	e.appliedSince = 0
 	frame := e.journal.Seal()
 	e.room.Broadcast()
 	var snapRows []inventory.Row
@@ -401,7 +405,9 @@ func (e *Engine) flush(spare []*Request) []*Request {
 			e.fail(err)
 		}
 	}
-	e.stats.batch(len(batch), int64(len(frame)))
+	// In none mode replies do not wait for the flush; the batch is then
+	// what was applied since the last one.
+	e.stats.batch(applied)
 	for i, r := range batch {
 		if err != nil {
 			r.Err = err

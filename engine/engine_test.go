@@ -302,3 +302,24 @@ func simulateCrash(t *testing.T, seed uint64, mode Durability) {
 		}
 	}
 }
+
+func TestStatsCountRequestsInEveryMode(t *testing.T) {
+	for _, mode := range []Durability{DurabilityFsync, DurabilityWrite, DurabilityNone} {
+		e := mustOpen(t, Config{Dir: t.TempDir(), Durability: mode})
+		must(e.Stock(rk("a", "w1"), 5, 1))
+		must(e.Capture(gk("a"), 1, nil))
+		must(e.Get(rk("a", "w1")))
+		e.Close() // the last flush
+		st := e.Stats()
+		if st.Requests != 3 || st.Batches < 1 || st.Journaled != 2 {
+			t.Fatalf("%s: stats %+v", mode, st)
+		}
+		var sum int64
+		for _, n := range st.BatchSize {
+			sum += n
+		}
+		if sum != st.Batches {
+			t.Fatalf("%s: batch size histogram holds %d batches, %d counted", mode, sum, st.Batches)
+		}
+	}
+}

@@ -22,9 +22,9 @@ var SyncLatencyBounds = [...]time.Duration{
 // bucket i counts values <= the i-th bound and above the previous one; the
 // last bucket counts values above every bound.
 type Stats struct {
-	Requests     int64 // replies released by the flusher (ops and reads)
+	Requests     int64 // requests applied (ops and reads), as of the last flush
 	Journaled    int64 // ops added to the journal since Open
-	Batches      int64 // flushes: each one write, and one fdatasync in fsync mode
+	Batches      int64 // flushes that covered requests: each one write, and one fdatasync in fsync mode
 	JournalBytes int64
 	Syncs        int64
 	SyncSeconds  float64 // total time in fdatasync
@@ -45,8 +45,8 @@ type stats struct {
 	syncLatency  [len(SyncLatencyBounds) + 1]atomic.Int64
 }
 
-func (s *stats) batch(size int, frameBytes int64) {
-	if size == 0 && frameBytes == 0 {
+func (s *stats) batch(size int) {
+	if size == 0 {
 		return
 	}
 	s.requests.Add(int64(size))

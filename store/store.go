@@ -242,3 +242,18 @@ func CheckRows(rows []inventory.Row) error {
 	}
 	return nil
 }
+
+// Pipeliner is an optional Session capability: a session that keeps many
+// ops in flight at once. Given store.Config.Pipeline N > 1, the bench hands
+// such a session up to N ops per call (its closed loop then has N ops in
+// flight per worker instead of one).
+type Pipeliner interface {
+	// Pipeline issues ops in order, all at once, and fills results[i] with
+	// op i's outcome (len(results) >= len(ops)); results[i].Lines is reused
+	// as the buffer of a capture's lines. An error means the fate of every
+	// op in the call is unknown.
+	Pipeline(ctx context.Context, ops []inventory.Op, results []inventory.Result) error
+	// PipelineDepth is store.Config.Pipeline: how many ops a call should
+	// carry.
+	PipelineDepth() int
+}

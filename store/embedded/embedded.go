@@ -27,9 +27,10 @@ func init() {
 
 // Store is the embedded engine as a bench store.
 type Store struct {
-	eng     *engine.Engine
-	cfg     engine.Config
-	tempDir string // removed on Close when we made it
+	eng      *engine.Engine
+	cfg      engine.Config
+	tempDir  string // removed on Close when we made it
+	pipeline int    // ops a session keeps in flight (store.Config.Pipeline)
 }
 
 // Open opens an engine on cfg.DataDir, or on a new temporary directory.
@@ -38,7 +39,7 @@ func Open(_ context.Context, cfg store.Config) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{cfg: engine.Config{Dir: cfg.DataDir, Durability: dur}}
+	s := &Store{cfg: engine.Config{Dir: cfg.DataDir, Durability: dur}, pipeline: cfg.Pipeline}
 	if s.cfg.Dir == "" {
 		dir, err := os.MkdirTemp("", "allot-embedded-")
 		if err != nil {
@@ -133,7 +134,7 @@ func (s *Store) Rows(context.Context) ([]inventory.Row, error) { return s.eng.Ro
 
 // Session returns a handle that calls the engine directly.
 func (s *Store) Session(context.Context) (store.Session, error) {
-	return &session{eng: s.eng, req: engine.NewRequest()}, nil
+	return &session{eng: s.eng, req: engine.NewRequest(), depth: max(1, s.pipeline)}, nil
 }
 
 // Describe says where the data lives and in which mode.
@@ -149,10 +150,44 @@ func (s *Store) Close() error {
 	return err
 }
 
-// session reuses one request, so a capture allocates nothing.
+// session reuses its requests, so a capture allocates nothing.
 type session struct {
-	eng *engine.Engine
-	req *engine.Request
+	eng      *engine.Engine
+	req      *engine.Request
+	depth    int
+	pipeline []*engine.Request // for Pipeline, made on first use
+}
+
+var _ store.Pipeliner = (*session)(nil)
+
+func (s *session) PipelineDepth() int { return s.depth }
+
+// Pipeline submits every op before waiting for the first, so that they
+// share journal writes (and fdatasyncs) with each other and with other
+// sessions.
+func (s *session) Pipeline(_ context.Context, ops []inventory.Op, results []inventory.Result) error {
+	for len(s.pipeline) < len(ops) {
+		s.pipeline = append(s.pipeline, engine.NewRequest())
+	}
+	submitted := 0
+	var err error
+	for i := range ops {
+		r := s.pipeline[i]
+		r.Op, r.Lines = ops[i], results[i].Lines
+		if err = s.eng.Submit(r); err != nil {
+			break
+		}
+		submitted++
+	}
+	for i := 0; i < submitted; i++ {
+		r := s.pipeline[i]
+		if werr := r.Wait(); werr != nil && err == nil {
+			err = werr
+		}
+		results[i] = r.Result
+		r.Lines = nil
+	}
+	return err
 }
 
 func (s *session) do(op inventory.Op, lines []inventory.Line) (inventory.Result, error) {

@@ -8,7 +8,7 @@
 // store.Config.DataDir) and store.Config.Durability, and stops it on Close
 // with SIGTERM, so that the server makes its journal durable and exits 0.
 //
-// Sessions hold one connection each. A session also implements Pipeliner:
+// Sessions hold one connection each. A session also implements store.Pipeliner:
 // with store.Config.Pipeline N > 1 the bench hands it N ops per round trip,
 // which the server submits to the engine together.
 //

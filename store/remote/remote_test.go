@@ -120,7 +120,7 @@ func TestPipeliner(t *testing.T) {
 		want = append(want, r)
 	}
 	_, se := open(64)
-	p, ok := se.(remote.Pipeliner)
+	p, ok := se.(store.Pipeliner)
 	if !ok {
 		t.Fatal("the session does not implement Pipeliner")
 	}

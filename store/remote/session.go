@@ -5,22 +5,8 @@ import (
 
 	"allot/client"
 	"allot/inventory"
+	"allot/store"
 )
-
-// Pipeliner is the optional capability of a store.Session that keeps many
-// ops in flight: the bench, given --pipeline N > 1, type-asserts a session
-// to it and hands it N ops at a time. Declare the same interface where it
-// is used; Go matches it by its methods.
-type Pipeliner interface {
-	// Pipeline sends ops in one write and reads their replies in order
-	// into results (len(results) >= len(ops)). results[i].Lines is reused
-	// as the buffer of a capture's lines. An error means the fate of every
-	// op in the call is unknown.
-	Pipeline(ctx context.Context, ops []inventory.Op, results []inventory.Result) error
-	// PipelineDepth is store.Config.Pipeline: how many ops a call should
-	// carry.
-	PipelineDepth() int
-}
 
 // Session is one worker's connection. After a failed call (the connection
 // broke or the context ended) the next call takes a fresh connection, so
@@ -32,7 +18,7 @@ type Session struct {
 	depth  int
 }
 
-var _ Pipeliner = (*Session)(nil)
+var _ store.Pipeliner = (*Session)(nil)
 
 func (se *Session) connection(ctx context.Context) (*client.Conn, error) {
 	if se.conn != nil && se.conn.Err() == nil {
