@@ -396,3 +396,34 @@ func TestSpareSegmentIsUsedAndCleanedUp(t *testing.T) {
 		t.Fatalf("want rotations through spares, got %d segments", segs)
 	}
 }
+
+// TestMmapOnTheRealFileSystem writes through a shared mapping across
+// segment rotations, reopens, and finds every op.
+func TestMmapOnTheRealFileSystem(t *testing.T) {
+	d := t.TempDir()
+	ops := genOps(14, 5000)
+	j, _, _, err := Open(Options{Dir: d, SegmentBytes: 8192, Mmap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.mapped == nil {
+		t.Fatal("the OS file system did not map the segment")
+	}
+	writeOps(t, j, ops, 25, 0)
+	// Read what is on disk before Close: a copy into the mapping must be
+	// visible to readers of the file at once (it is the page cache).
+	segs, _ := vfs.OS{}.List(d)
+	if len(segs) < 3 {
+		t.Fatalf("want rotations, got files %v", segs)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, st, rec, err := Open(Options{Dir: d, SegmentBytes: 8192, Mmap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.LastLSN != 5000 || !slices.Equal(st.Rows(), stateAfter(ops)) {
+		t.Fatalf("recovery %+v", rec)
+	}
+}
