@@ -19,6 +19,13 @@ func init() {
 			return Open(ctx, cfg, Options{})
 		},
 	})
+	store.Register(store.Registration{
+		Name:  "allot-mux",
+		About: "as allot, but the sessions share one connection: ops that arrive together go as one pipeline (client.Batcher), as the tarantool store shares its connection",
+		Open: func(ctx context.Context, cfg store.Config) (store.Store, error) {
+			return Open(ctx, cfg, Options{Shared: true})
+		},
+	})
 }
 
 // loadChunk is how many STOCK.SET (or STOCK.GET) one pipeline carries when
@@ -35,6 +42,9 @@ type Options struct {
 	// Password authenticates to a server given by Addr. Empty:
 	// $ALLOT_REQUIREPASS.
 	Password string
+	// Shared makes every session send its ops through one connection, by
+	// a client.Batcher, instead of a connection each.
+	Shared bool
 }
 
 // Store drives an allot server over RESP.
@@ -48,6 +58,9 @@ type Store struct {
 	client    *client.Client
 	clientCfg client.Config
 	child     *Process // the server this store started, nil with an Addr
+	shared    bool
+	batcher   *client.Batcher // Options.Shared: made by the first Session
+	batchConn *client.Client
 
 	// keys are the rows of the last Load, in load order: what Rows reads
 	// back, and what the next Load empties when it does not set them.
@@ -63,7 +76,7 @@ func Open(ctx context.Context, cfg store.Config, o Options) (*Store, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
-	s := &Store{cfg: cfg, addr: cfg.Addr}
+	s := &Store{cfg: cfg, addr: cfg.Addr, shared: o.Shared}
 	password := o.Password
 	if cfg.Addr == "" {
 		ch, err := StartProcess(ctx, o.Binary, cfg)
@@ -193,8 +206,21 @@ func (s *Store) Rows(ctx context.Context) ([]inventory.Row, error) {
 	return out, nil
 }
 
-// Session opens one worker's connection.
+// Session opens one worker's connection (with Options.Shared, a handle on
+// the shared one).
 func (s *Store) Session(ctx context.Context) (store.Session, error) {
+	if s.shared {
+		if s.batcher == nil {
+			cfg := s.clientCfg
+			cfg.PoolSize = 1
+			c, err := client.New(cfg)
+			if err != nil {
+				return nil, fmt.Errorf("store/remote: %w", err)
+			}
+			s.batchConn, s.batcher = c, client.NewBatcher(c, s.cfg.Timeout)
+		}
+		return &sharedSession{store: s}, nil
+	}
 	cfg := s.clientCfg
 	cfg.PoolSize = 1
 	c, err := client.New(cfg)
@@ -213,6 +239,11 @@ func (s *Store) Session(ctx context.Context) (store.Session, error) {
 // (SIGTERM: it makes its journal durable and exits), removing its
 // temporary data directory.
 func (s *Store) Close() error {
+	if s.batcher != nil {
+		s.batcher.Close()
+		s.batchConn.Close()
+		s.batcher = nil
+	}
 	if s.client != nil {
 		s.client.Close()
 	}

@@ -35,6 +35,19 @@ func TestConformance(t *testing.T) {
 	}
 }
 
+// TestConformanceShared runs the suite with every session on one shared
+// connection (the allot-mux store).
+func TestConformanceShared(t *testing.T) {
+	bin := servertest.BuildAllot(t)
+	storetest.Run(t, func(t *testing.T) store.Store {
+		st, err := remote.Open(context.Background(), store.Config{Durability: store.DurabilityWrite, Workers: 8}, remote.Options{Binary: bin, Shared: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	})
+}
+
 // TestAddr drives a server given by address (here one started in-process),
 // and refuses one whose durability differs from the one asked.
 func TestAddr(t *testing.T) {

@@ -85,3 +85,24 @@ func (se *Session) Close() error {
 	}
 	return se.client.Close()
 }
+
+// sharedSession sends its ops through the store's Batcher.
+type sharedSession struct{ store *Store }
+
+func (se *sharedSession) Capture(ctx context.Context, g inventory.GroupKey, n int64, lines []inventory.Line) (inventory.Result, error) {
+	r, err := se.store.batcher.Do(ctx, inventory.Capture(g, n), lines)
+	if err != nil {
+		return r, se.store.wrap(err)
+	}
+	return r, nil
+}
+
+func (se *sharedSession) Release(ctx context.Context, k inventory.RowKey, n int64) (inventory.Result, error) {
+	r, err := se.store.batcher.Do(ctx, inventory.Release(k, n), nil)
+	if err != nil {
+		return r, se.store.wrap(err)
+	}
+	return r, nil
+}
+
+func (se *sharedSession) Close() error { return nil }
