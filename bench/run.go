@@ -363,53 +363,87 @@ func (r *runner) takeN(n int) (from, to int) {
 }
 
 // runPipelined is the closed loop with Pipeline ops in flight per worker:
-// it takes that many consecutive ops, issues them in one call, and waits
-// for all of them. Each op's latency sample is its call's round trip. A
-// capture that found too little stock is retried on its own, as in the
-// plain loop.
+// each call carries up to that many ops, and the worker waits for all of
+// them before the next call. Each op's latency sample is its call's round
+// trip. A capture that found too little stock is set aside and goes out
+// again in the first call after RetryDelay has passed; meanwhile the worker
+// fills its calls with new ops, so one reordered capture does not hold up
+// the whole pipeline for RetryDelay.
 func (wk *worker) runPipelined(ctx context.Context) {
 	r := wk.r
 	depth := r.cfg.Pipeline
 	ops := make([]inventory.Op, depth)
 	results := make([]inventory.Result, depth)
+	batch := make([]pendingOp, 0, depth)
+	var waiting []pendingOp // captures to retry, in due order
+	exhausted := false
 	for {
-		from, to := r.takeN(depth)
-		if from == to {
-			return
+		now := r.clock()
+		batch = batch[:0]
+		for len(waiting) > 0 && len(batch) < depth && waiting[0].due <= now {
+			batch = append(batch, waiting[0])
+			waiting = waiting[1:]
 		}
-		n := to - from
-		for k := range n {
-			ops[k] = r.plan.w.Ops[from+k].InventoryOp()
+		if !exhausted && len(batch) < depth {
+			from, to := r.takeN(depth - len(batch))
+			exhausted = from == to
+			for i := from; i < to; i++ {
+				batch = append(batch, pendingOp{i: i})
+			}
 		}
+		if len(batch) == 0 {
+			if len(waiting) == 0 {
+				return
+			}
+			if !wk.sleep(ctx, waiting[0].due-now) {
+				for _, p := range waiting {
+					wk.fail(p.i, OpRefused, fmt.Sprintf("op %d: run cancelled while retrying", p.i+1))
+				}
+				wk.done.n.Add(int64(len(waiting)))
+				return
+			}
+			continue
+		}
+		for k, p := range batch {
+			ops[k] = r.plan.w.Ops[p.i].InventoryOp()
+		}
+		n := len(batch)
 		t0 := r.clock()
 		err := wk.pipe.Pipeline(ctx, ops[:n], results[:n])
-		d := r.clock() - t0
-		for range n {
-			wk.latency.record(d)
+		end := r.clock()
+		var finished int64
+		for k, p := range batch {
+			wk.latency.record(end - t0)
 			if wk.coarse != nil {
-				wk.coarse.record(int64(d))
+				wk.coarse.record(int64(end - t0))
 			}
-		}
-		for k := range n {
-			i, res := from+k, &results[k]
+			res := &results[k]
 			switch {
 			case err != nil:
-				wk.fail(i, OpUnknown, err.Error())
+				wk.fail(p.i, OpUnknown, err.Error())
 			case res.Code == inventory.CodeOK:
-				r.outcomes.Record(i, OpApplied, res.Lines)
-			case res.Code == inventory.CodeInsufficient && ops[k].Kind == inventory.KindCapture && r.cfg.RetryMax > 0:
+				r.outcomes.Record(p.i, OpApplied, res.Lines)
+			case res.Code == inventory.CodeInsufficient && ops[k].Kind == inventory.KindCapture && p.attempts < r.cfg.RetryMax:
 				wk.retries++
-				if !wk.sleep(ctx, r.cfg.RetryDelay) {
-					wk.fail(i, OpRefused, fmt.Sprintf("op %d: run cancelled while retrying", i+1))
-					continue
-				}
-				wk.exec(ctx, i, true)
+				waiting = append(waiting, pendingOp{i: p.i, attempts: p.attempts + 1, due: end + r.cfg.RetryDelay})
+				continue
+			case res.Code == inventory.CodeInsufficient:
+				wk.fail(p.i, OpRefused, fmt.Sprintf("op %d: capture of %d from %v: still insufficient (%d available) after %d retries", p.i+1, ops[k].N, ops[k].Key.Group(), res.Available, p.attempts))
 			default:
-				wk.fail(i, OpRefused, fmt.Sprintf("op %d: %v of %d to %v: %v %s", i+1, ops[k].Kind, ops[k].N, ops[k].Key, res.Code, res.Detail))
+				wk.fail(p.i, OpRefused, fmt.Sprintf("op %d: %v of %d to %v: %v %s", p.i+1, ops[k].Kind, ops[k].N, ops[k].Key, res.Code, res.Detail))
 			}
+			finished++
 		}
-		wk.done.n.Add(int64(n))
+		wk.done.n.Add(finished)
 	}
+}
+
+// pendingOp is an op of a pipelined worker: its index, how often it was
+// retried, and when it may go out again.
+type pendingOp struct {
+	i        int
+	attempts int
+	due      time.Duration // on the runner's clock
 }
 
 func (wk *worker) runOpen(ctx context.Context) {
