@@ -5,14 +5,16 @@
 // The pipeline: a caller's Submit validates the op, then, under the
 // engine's lock, applies it to the state machine and adds it (if it changed
 // state) to the journal's pending frame: apply order is journal order is
-// Submit order. One flusher goroutine seals the pending frame, writes it with
-// one write call, and then, by mode:
+// Submit order. In fsync and none modes one flusher goroutine seals the
+// pending frame, writes it with one write call, and then, by mode:
 //
 //   - fsync (default): calls fdatasync, then releases every reply the frame
 //     covers. While it syncs, new ops pile up and ride on its next write:
 //     one fdatasync covers every op that arrived during the previous one.
-//   - write: releases the replies as soon as the frame has been written to
-//     the operating system (survives a process crash, not power loss).
+//   - write: the submitting goroutine itself writes its op's frame to the
+//     operating system under the lock (with the journal mapped, a copy into
+//     the page cache) and releases its reply at once: survives a process
+//     crash, not power loss.
 //   - none: replies are released right after apply; frames are written in
 //     large chunks, at least every 50 ms, and synced only on Close.
 //

@@ -285,12 +285,13 @@ func cutTail(fs vfs.FS, name string, size int64) error {
 // the next one, named by the LSN of the first op it will hold.
 func (j *Journal) startSegment(firstLSN uint64) error {
 	name := segmentName(firstLSN)
+	full := path.Join(j.opts.Dir, name)
+	// Under mu: WriteSnapshot trims segments from another goroutine.
+	j.mu.Lock()
+	defer j.mu.Unlock()
 	if len(j.segments) > 0 && j.segments[len(j.segments)-1].name == name && j.file != nil {
 		return nil // nothing was written since the last one started
 	}
-	full := path.Join(j.opts.Dir, name)
-	j.mu.Lock()
-	defer j.mu.Unlock()
 	if j.file != nil {
 		if err := j.file.Sync(); err != nil {
 			return fmt.Errorf("journal: sync before starting a segment: %w", err)
