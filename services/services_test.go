@@ -196,12 +196,17 @@ func TestDownLeavesOtherProcesses(t *testing.T) {
 		"--dir", otherDir, "--save", "", "--daemonize", "yes", "--pidfile", filepath.Join(otherDir, "other.pid")); err != nil {
 		t.Fatal(err)
 	}
+	// redis-server creates its pid file before it writes the pid in it:
+	// an empty or missing file means "not yet".
 	var otherPID int
-	for otherPID == 0 {
-		if otherPID, err = readPID(filepath.Join(otherDir, "other.pid")); err != nil {
+	for deadline := time.Now().Add(10 * time.Second); otherPID == 0; time.Sleep(10 * time.Millisecond) {
+		otherPID, err = readPID(filepath.Join(otherDir, "other.pid"))
+		if err != nil && time.Now().After(deadline) {
 			t.Fatal(err)
 		}
-		time.Sleep(10 * time.Millisecond)
+		if err != nil {
+			otherPID = 0
+		}
 	}
 	t.Cleanup(func() { syscall.Kill(otherPID, syscall.SIGKILL) })
 
