@@ -3,16 +3,19 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"allot/inventory"
 )
 
 // Batcher shares one connection among many goroutines. Calls that arrive
-// while a round trip is in flight wait and go out together as the next
-// pipeline, in arrival order, and their replies come back together.
+// while pipelines are in flight wait and go out together as the next
+// pipeline, in arrival order, and their replies come back together. Up to
+// pipelinesInFlight pipelines are on the wire at once.
 //
 // It is how a client with many concurrent callers should talk to allot:
 // the server applies a pipeline's ops as one batch (one journal write, one
@@ -34,6 +37,7 @@ type Batcher struct {
 	closed bool
 	wake   chan struct{} // capacity 1
 	done   chan struct{}
+	slots  chan struct{} // pipelines on the wire, at most pipelinesInFlight
 
 	pool sync.Pool
 }
@@ -57,9 +61,9 @@ func NewBatcher(c *Client, timeout time.Duration) *Batcher {
 	if timeout <= 0 {
 		timeout = time.Minute
 	}
-	b := &Batcher{client: c, timeout: timeout, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	b := &Batcher{client: c, timeout: timeout, wake: make(chan struct{}, 1), done: make(chan struct{}), slots: make(chan struct{}, pipelinesInFlight)}
 	b.pool.New = func() any { return &batchCall{done: make(chan struct{}, 1)} }
-	go b.loop()
+	go func() { b.loop(); close(b.done) }()
 	return b
 }
 
@@ -106,17 +110,63 @@ func (b *Batcher) Close() {
 	<-b.done
 }
 
-func (b *Batcher) loop() {
-	defer close(b.done)
-	var cn *Conn
-	defer func() {
-		if cn != nil {
-			cn.Close()
+// pipelinesInFlight is how many pipelines a Batcher keeps on its connection
+// at once: while the server holds one (waiting for its fdatasync), the next
+// is already on the wire, so the server starts on it as soon as it has
+// answered the first, without waiting a round trip for the client.
+const pipelinesInFlight = 2
+
+// sentBatch is a pipeline on the wire, waiting for its replies.
+type sentBatch struct {
+	calls []*batchCall
+}
+
+// batchReader reads the replies of one connection's pipelines, in order.
+type batchReader struct {
+	cn   *Conn
+	fifo chan sentBatch
+	dead atomic.Bool // the connection failed; the writer must replace it
+	done chan struct{}
+}
+
+func (rd *batchReader) run(b *Batcher) {
+	defer close(rd.done)
+	var err error
+	for sent := range rd.fifo {
+		if err == nil {
+			rd.cn.nc.SetReadDeadline(time.Now().Add(b.timeout))
 		}
-	}()
-	var batch []*batchCall
-	var ops []inventory.Op
-	var results []inventory.Result
+		for _, c := range sent.calls {
+			res := inventory.Result{Lines: c.res.Lines[:0]}
+			if err == nil {
+				if rerr := rd.cn.readResult(c.op.Kind, &res); rerr != nil {
+					err = fmt.Errorf("client: %s: %w", b.client.cfg.Addr, rerr)
+					rd.dead.Store(true)
+					rd.cn.nc.Close() // unblocks the writer too
+				}
+			}
+			c.res, c.err = res, err
+			c.done <- struct{}{}
+		}
+		<-b.slots
+	}
+}
+
+// loop is the writer: it takes what has queued, when fewer than
+// pipelinesInFlight pipelines are on the wire, and sends it as one.
+func (b *Batcher) loop() {
+	var rd *batchReader
+	drop := func() {
+		if rd != nil {
+			close(rd.fifo)
+			<-rd.done
+			rd.cn.broken = errors.New("client: batcher connection lost")
+			rd.cn.Close()
+			rd = nil
+		}
+	}
+	defer drop()
+	var out []byte
 	for {
 		b.mu.Lock()
 		for len(b.queue) == 0 {
@@ -128,41 +178,52 @@ func (b *Batcher) loop() {
 			<-b.wake
 			b.mu.Lock()
 		}
-		// Callers answered by the last round trip are runnable and about to
+		b.mu.Unlock()
+		b.slots <- struct{}{} // at most pipelinesInFlight on the wire
+		// Callers answered by the last pipeline are runnable and about to
 		// queue their next ops; yielding once lets them, so that the next
 		// pipeline carries them all instead of the first one alone.
-		b.mu.Unlock()
 		runtime.Gosched()
 		b.mu.Lock()
 		n := min(len(b.queue), BatchSizeMax)
-		batch = append(batch[:0], b.queue[:n]...)
+		calls := append([]*batchCall(nil), b.queue[:n]...)
 		b.queue = append(b.queue[:0], b.queue[n:]...)
 		b.mu.Unlock()
 
-		ops, results = ops[:0], results[:0]
-		for _, c := range batch {
-			ops = append(ops, c.op)
-			results = append(results, inventory.Result{Lines: c.res.Lines})
+		if rd != nil && rd.dead.Load() {
+			drop()
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
 		var err error
-		if cn == nil || cn.Err() != nil {
-			if cn != nil {
-				cn.Close()
-			}
+		if rd == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+			var cn *Conn
 			cn, err = b.client.Conn(ctx)
-			if err != nil {
-				cn = nil
+			cancel()
+			if err == nil {
+				rd = &batchReader{cn: cn, fifo: make(chan sentBatch, pipelinesInFlight), done: make(chan struct{})}
+				go rd.run(b)
 			}
 		}
 		if err == nil {
-			err = cn.Pipeline(ctx, ops, results)
+			out = out[:0]
+			for _, c := range calls {
+				out = appendOp(out, &c.op)
+			}
+			rd.cn.nc.SetWriteDeadline(time.Now().Add(b.timeout))
+			if _, werr := rd.cn.nc.Write(out); werr != nil {
+				err = fmt.Errorf("client: %s: %w", b.client.cfg.Addr, werr)
+				rd.dead.Store(true)
+				rd.cn.nc.Close()
+			}
 		}
-		cancel()
-		for i, c := range batch {
-			c.res, c.err = results[i], err
-			c.done <- struct{}{}
-			batch[i] = nil
+		if err != nil {
+			for _, c := range calls {
+				c.res, c.err = inventory.Result{Lines: c.res.Lines[:0]}, err
+				c.done <- struct{}{}
+			}
+			<-b.slots
+			continue
 		}
+		rd.fifo <- sentBatch{calls: calls}
 	}
 }
