@@ -241,48 +241,43 @@ func (e *Engine) Submit(r *Request) error {
 			e.journaled++
 		}
 	}
-	if e.cfg.Durability == DurabilityNone {
-		kick := !e.kicked && (e.journal.PendingBytes() >= e.cfg.NoneFlushBytes || e.opsSinceSnap >= e.cfg.SnapshotEveryOps)
-		if kick {
-			e.kicked = true
-		}
-		e.mu.Unlock()
-		if kick {
-			e.kick <- struct{}{}
-		}
-		r.done <- struct{}{}
-		return nil
-	}
-	if e.cfg.Durability == DurabilityWrite {
-		// write mode: the op's frame goes to the operating system now,
-		// under the lock, and the reply is released at once. With the
-		// journal mapped (journal.Options.Mmap) that is a copy into the
-		// page cache, cheaper than handing the op to the flusher and
-		// parking until it wrote: measured on the server's one-op-per-
-		// connection path. The flusher still takes snapshots.
+	// By mode: who writes the op's frame, and when its reply is released.
+	var kick, replyNow bool
+	switch e.cfg.Durability {
+	case DurabilityNone:
+		// Reply now; the flusher writes in large chunks.
+		kick = e.journal.PendingBytes() >= e.cfg.NoneFlushBytes || e.opsSinceSnap >= e.cfg.SnapshotEveryOps
+		replyNow = true
+	case DurabilityWrite:
+		// The op's frame goes to the operating system now, under the
+		// lock, and the reply is released at once. With the journal mapped
+		// (journal.Options.Mmap) that is a copy into the page cache,
+		// cheaper than handing the op to the flusher and parking until it
+		// wrote: measured on the server's one-op-per-connection path. The
+		// flusher still takes snapshots.
 		if frame := e.journal.Seal(); frame != nil {
 			if err := e.journal.WriteFrame(frame); err != nil {
 				e.failLocked(err)
 				r.Err = err
 			}
 		}
-		kick := !e.kicked && e.opsSinceSnap >= e.cfg.SnapshotEveryOps
-		if kick {
-			e.kicked = true
-		}
-		e.mu.Unlock()
-		if kick {
-			e.kick <- struct{}{}
-		}
-		r.done <- struct{}{}
-		return nil
+		kick = e.opsSinceSnap >= e.cfg.SnapshotEveryOps
+		replyNow = true
+	default:
+		// fsync: the flusher writes, syncs and replies.
+		e.waiting = append(e.waiting, r)
+		kick = true
 	}
-	e.waiting = append(e.waiting, r)
-	kick := !e.kicked
-	e.kicked = true
+	kick = kick && !e.kicked
+	if kick {
+		e.kicked = true
+	}
 	e.mu.Unlock()
 	if kick {
 		e.kick <- struct{}{}
+	}
+	if replyNow {
+		r.done <- struct{}{}
 	}
 	return nil
 }
