@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"allot/inventory"
 	"allot/services"
 	"allot/services/servicestest"
 	"allot/store"
@@ -65,28 +64,6 @@ func TestDescribeReadsTheServerBack(t *testing.T) {
 		}
 		se.Close()
 		st.Close()
-	}
-}
-
-func TestLoadRejectsBadRows(t *testing.T) {
-	st := open(t, mysql.InnoDB, store.DurabilityWrite)
-	defer st.Close()
-	ctx := context.Background()
-	good := inventory.Row{Key: inventory.RowKey{SKU: "s", Warehouse: "w", Condition: "c", Source: "o"}, Count: 3}
-	if err := st.Load(ctx, []inventory.Row{good}); err != nil {
-		t.Fatal(err)
-	}
-	bad := good
-	bad.Key.Warehouse = "w\n"
-	if err := st.Load(ctx, []inventory.Row{good, bad}); err == nil || !strings.Contains(err.Error(), "control character") {
-		t.Fatalf("Load with a bad warehouse id: %v", err)
-	}
-	rows, err := st.Rows(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rows) != 1 || rows[0] != good {
-		t.Fatalf("a refused Load changed the table: %v", rows)
 	}
 }
 

@@ -69,26 +69,3 @@ func TestDescribeReadsTheServerBack(t *testing.T) {
 		st.Close()
 	}
 }
-
-func TestLoadRejectsBadRows(t *testing.T) {
-	st := open(t, store.DurabilityWrite)
-	defer st.Close()
-	ctx := context.Background()
-	good := inventory.Row{Key: inventory.RowKey{SKU: "s", Warehouse: "w", Condition: "c", Source: "o"}, Count: 3}
-	if err := st.Load(ctx, []inventory.Row{good}); err != nil {
-		t.Fatal(err)
-	}
-	bad := good
-	bad.Key.Warehouse = "w2"
-	bad.Count = -1
-	if err := st.Load(ctx, []inventory.Row{good, bad}); err == nil || !strings.Contains(err.Error(), "count") {
-		t.Fatalf("Load with a negative count: %v", err)
-	}
-	rows, err := st.Rows(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rows) != 1 || rows[0] != good {
-		t.Fatalf("a refused Load changed the table: %v", rows)
-	}
-}

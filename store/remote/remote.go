@@ -137,6 +137,9 @@ func (s *Store) Describe(ctx context.Context) (string, error) {
 // left as they are, which is why the bench starts its own server unless
 // told otherwise.
 func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
+	if err := store.CheckRows(rows); err != nil {
+		return fmt.Errorf("store/remote: load: %w", err)
+	}
 	keep := make(map[inventory.RowKey]struct{}, len(rows))
 	ops := make([]inventory.Op, 0, len(rows)+len(s.keys))
 	for _, r := range rows {

@@ -32,6 +32,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("ConcurrentCapturesNeverOversell", func(t *testing.T) { testConcurrentCaptures(t, open) })
 	t.Run("ConcurrentCapturesAndReleases", func(t *testing.T) { testConcurrentMixed(t, open) })
 	t.Run("LoadReplaces", func(t *testing.T) { testLoadReplaces(t, open) })
+	t.Run("LoadRejectsBadRows", func(t *testing.T) { testLoadRejectsBadRows(t, open) })
 	t.Run("RowsRoundTrip", func(t *testing.T) { testRowsRoundTrip(t, open) })
 }
 
@@ -518,6 +519,21 @@ func testLoadReplaces(t *testing.T, open Opener) {
 	if res := f.capture(se2, gone, 1); res.Code != inventory.CodeInsufficient {
 		t.Fatalf("capture from a group only the first Load had: %v, want insufficient", res.Code)
 	}
+}
+
+// testLoadRejectsBadRows: a Load holding a row that breaks the input rules
+// is refused with an error naming what was wrong, before it changes
+// anything.
+func testLoadRejectsBadRows(t *testing.T, open Opener) {
+	good := inventory.Row{Key: inventory.RowKey{SKU: "s", Warehouse: "w", Condition: "c", Source: "o"}, Count: 3}
+	f := setUp(t, open, []inventory.Row{good})
+	bad := good
+	bad.Key.Warehouse = "w\n"
+	other := inventory.Row{Key: inventory.RowKey{SKU: "s2", Warehouse: "w", Condition: "c", Source: "o"}, Count: 5}
+	if err := f.st.Load(f.ctx, []inventory.Row{other, bad}); err == nil || !strings.Contains(err.Error(), "control character") {
+		t.Fatalf("Load with a bad warehouse id: %v", err)
+	}
+	f.wantRows("after a refused Load", []inventory.Row{good})
 }
 
 func testRowsRoundTrip(t *testing.T, open Opener) {
