@@ -96,6 +96,10 @@ type Result struct {
 	OpenLoop *OpenLoop `json:"open_loop,omitempty"`
 	// Sweep is set when the run is one point of a --sweep.
 	Sweep *SweepPoint `json:"sweep,omitempty"`
+
+	// Extra holds a workload kind's own figures (Kind), by name, for
+	// example "expiry_lag_p99_ms" or "duplicates"; nil for "ims".
+	Extra map[string]any `json:"extra,omitempty"`
 }
 
 // WorkloadInfo names the workload a run replayed.

@@ -55,6 +55,8 @@ other, on the same generated ops).`
 // benchFlags holds the parsed flags.
 type benchFlags struct {
 	workload    workloadFlags
+	kindName    string     // --workload
+	kind        bench.Kind // nil for the reservation workload "ims"
 	storeName   string
 	stores      string
 	workers     int
@@ -81,6 +83,10 @@ type benchFlags struct {
 
 func (f *benchFlags) register(fs *flag.FlagSet) {
 	f.workload.register(fs)
+	fs.StringVar(&f.kindName, "workload", bench.WorkloadDefault, "the workload: "+kindsHelp()+"; a kind's own flags show with --workload NAME --help")
+	if f.kind != nil {
+		f.kind.RegisterFlags(fs)
+	}
 	fs.StringVar(&f.storeName, "store", "embedded", "the store to run (see Stores above)")
 	fs.StringVar(&f.stores, "stores", "", "comma-separated stores to run one after another on the same ops, or 'all' (every registered store but the deliberately wrong naive-* controls); overrides --store")
 	fs.IntVar(&f.workers, "workers", bench.WorkersDefault, "number of sessions issuing ops at once (open loop: the most ops in flight)")
@@ -112,9 +118,43 @@ func storesHelp() string {
 	return b.String()
 }
 
+func kindsHelp() string {
+	names := []string{bench.WorkloadDefault + " (captures and releases, the published runs)"}
+	for _, k := range bench.Kinds() {
+		names = append(names, k.Name+" ("+k.About+")")
+	}
+	return strings.Join(names, ", ")
+}
+
+// scanWorkload finds the --workload value in args before they are parsed,
+// so that the kind's own flags can be registered first.
+func scanWorkload(args []string) string {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		for _, p := range []string{"-workload", "--workload"} {
+			if a == p && i+1 < len(args) {
+				return args[i+1]
+			}
+			if strings.HasPrefix(a, p+"=") {
+				return a[len(p)+1:]
+			}
+		}
+	}
+	return bench.WorkloadDefault
+}
+
 func runBench(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("bench", "[flags]", benchAbout+storesHelp(), stderr)
 	var f benchFlags
+	if name := scanWorkload(args); name != bench.WorkloadDefault {
+		reg, err := bench.LookupKind(name)
+		if err != nil {
+			return &exitError{code: 2, msg: err.Error()}
+		}
+		f.kind = reg.New()
+	}
 	f.register(fs)
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -234,6 +274,10 @@ func (f *benchFlags) job() (*benchJob, error) {
 		}
 	}
 
+	if f.kind != nil {
+		return j, f.kindJob(j)
+	}
+
 	if f.opsFile != "" {
 		for _, name := range []string{"preset", "rows", "ops", "skus", "seed"} {
 			if f.set[name] {
@@ -281,6 +325,37 @@ func (f *benchFlags) job() (*benchJob, error) {
 		}
 	}
 	return j, nil
+}
+
+// kindJob finishes validating a job of a workload kind (not "ims").
+func (f *benchFlags) kindJob(j *benchJob) error {
+	for _, name := range []string{"ops-file", "rows", "skus"} {
+		if f.set[name] {
+			return fmt.Errorf("--%s belongs to the ims workload, not --workload %s", name, f.kindName)
+		}
+	}
+	if j.sweep != nil && j.sweep.Param == "rows" {
+		return fmt.Errorf("--sweep rows= belongs to the ims workload, not --workload %s", f.kindName)
+	}
+	for i := range j.points() {
+		cfg := j.kindConfig(i, "", "")
+		if err := cfg.Validate(); err != nil {
+			return err
+		}
+		if err := f.kind.Validate(cfg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// kindConfig is the config of sweep point i of a workload kind.
+func (j *benchJob) kindConfig(i int, storeName string, d store.Durability) bench.KindConfig {
+	cfg := bench.KindConfig{RunConfig: j.runConfig(i, storeName, d), Ops: j.f.workload.ops, Seed: j.f.workload.seed}
+	if j.f.set["preset"] {
+		cfg.Preset = j.f.workload.preset
+	}
+	return cfg
 }
 
 // points returns the number of sweep points (1 without a sweep).
@@ -357,6 +432,12 @@ func (j *benchJob) run(ctx context.Context) error {
 		}
 		j.results.Environment = env
 	}
+	if j.f.kind != nil {
+		if err := j.runKind(ctx); err != nil {
+			return err
+		}
+		return j.finish()
+	}
 	if j.fileWorkload != nil {
 		if err := j.runWorkload(ctx); err != nil {
 			return err
@@ -409,15 +490,56 @@ func (j *benchJob) runWorkload(ctx context.Context) error {
 	return nil
 }
 
+// runKind runs every point, store and durability of a workload kind.
+func (j *benchJob) runKind(ctx context.Context) error {
+	for i := range j.points() {
+		for _, name := range j.stores {
+			for _, d := range j.durabilities {
+				cfg := j.kindConfig(i, name, d)
+				info := bench.WorkloadInfo{Name: j.f.kindName, Ops: cfg.Ops, Seed: cfg.Seed}
+				if cfg.Preset != "" {
+					info.Name += "/" + cfg.Preset
+				}
+				res, err := j.runStore(ctx, cfg.RunConfig, info, func(st store.Store, rc bench.RunConfig) (*bench.Result, error) {
+					cfg.RunConfig = rc
+					return j.f.kind.Run(ctx, cfg, st)
+				})
+				if err != nil {
+					return err
+				}
+				if err := j.emit(res); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // runOne opens one store, runs the plan on it and closes it. A store that
 // cannot be opened or loaded gives a Result saying so; only a cancelled
 // run is an error.
 func (j *benchJob) runOne(ctx context.Context, plan *bench.Plan, cfg bench.RunConfig) (*bench.Result, error) {
 	w := plan.Workload()
+	info := bench.WorkloadInfo{Name: w.Params.Name, Rows: len(w.Initial), Ops: len(w.Ops), Seed: w.Params.Seed, SKUs: w.Params.SKUs, File: cfg.WorkloadFile}
+	res, err := j.runStore(ctx, cfg, info, func(st store.Store, cfg bench.RunConfig) (*bench.Result, error) {
+		return plan.Run(ctx, cfg, st)
+	})
+	if err == nil && res.Status != bench.StatusFailed && res.Status != bench.StatusServerDown &&
+		cfg.Duration > 0 && res.Ops == int64(len(w.Ops)) && res.Seconds < cfg.Duration.Seconds()*0.99 {
+		fmt.Fprintf(j.stderr, "allot bench: %s ran out of ops after %.1fs, before --duration %v: raise --ops\n", cfg.Store, res.Seconds, cfg.Duration)
+	}
+	return res, err
+}
+
+// runStore opens one store, calls run on it and closes it. A store that
+// cannot be opened, loaded or run gives a Result saying so; only a
+// cancelled run is an error.
+func (j *benchJob) runStore(ctx context.Context, cfg bench.RunConfig, info bench.WorkloadInfo, run func(store.Store, bench.RunConfig) (*bench.Result, error)) (*bench.Result, error) {
 	notRun := func(status string, err error) *bench.Result {
 		return &bench.Result{
 			Store: cfg.Store, Durability: string(cfg.Durability), Workers: cfg.Workers, Pipeline: cfg.Pipeline,
-			Workload: bench.WorkloadInfo{Name: w.Params.Name, Rows: len(w.Initial), Ops: len(w.Ops), Seed: w.Params.Seed, SKUs: w.Params.SKUs, File: cfg.WorkloadFile},
+			Workload: info,
 			Mode:     map[bool]string{false: "closed", true: "open"}[cfg.Rate > 0],
 			Sweep:    cfg.Sweep, Started: time.Now().UTC(), Status: status, Error: err.Error(),
 			Check: bench.CheckResult{Violations: []string{}},
@@ -441,7 +563,7 @@ func (j *benchJob) runOne(ctx context.Context, plan *bench.Plan, cfg bench.RunCo
 	if j.progress {
 		cfg.Progress = newProgressLine(j.stderr, cfg)
 	}
-	res, err := plan.Run(ctx, cfg, st)
+	res, err := run(st, cfg)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
@@ -450,9 +572,6 @@ func (j *benchJob) runOne(ctx context.Context, plan *bench.Plan, cfg bench.RunCo
 			return notRun(bench.StatusServerDown, err), nil
 		}
 		return notRun(bench.StatusFailed, err), nil
-	}
-	if cfg.Duration > 0 && res.Ops == int64(len(w.Ops)) && res.Seconds < cfg.Duration.Seconds()*0.99 {
-		fmt.Fprintf(j.stderr, "allot bench: %s ran out of ops after %.1fs, before --duration %v: raise --ops\n", cfg.Store, res.Seconds, cfg.Duration)
 	}
 	return res, nil
 }
