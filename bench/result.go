@@ -100,6 +100,13 @@ type Result struct {
 	// Extra holds a workload kind's own figures (Kind), by name, for
 	// example "expiry_lag_p99_ms" or "duplicates"; nil for "ims".
 	Extra map[string]any `json:"extra,omitempty"`
+
+	// Bound is the closed-loop limit measured before a durable (fsync)
+	// run; nil for other modes.
+	Bound *Bound `json:"bound,omitempty"`
+	// Breakdown is the server's time per stage of an op during the run
+	// (allot bench --breakdown, allot stores); nil otherwise.
+	Breakdown *Breakdown `json:"breakdown,omitempty"`
 }
 
 // WorkloadInfo names the workload a run replayed.

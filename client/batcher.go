@@ -44,6 +44,7 @@ type Batcher struct {
 
 type batchCall struct {
 	op   inventory.Op
+	ping bool // a PING instead of op: the round trip alone
 	res  inventory.Result
 	err  error
 	done chan struct{}
@@ -70,11 +71,22 @@ func NewBatcher(c *Client, timeout time.Duration) *Batcher {
 // Do queues op and returns its outcome. lines is the buffer for a
 // capture's lines.
 func (b *Batcher) Do(ctx context.Context, op inventory.Op, lines []inventory.Line) (inventory.Result, error) {
+	return b.do(ctx, op, lines, false)
+}
+
+// Ping queues a PING and returns when its PONG is back: the round trip of
+// the shared connection, batched with whatever else is queued.
+func (b *Batcher) Ping(ctx context.Context) error {
+	_, err := b.do(ctx, inventory.Op{}, nil, true)
+	return err
+}
+
+func (b *Batcher) do(ctx context.Context, op inventory.Op, lines []inventory.Line, ping bool) (inventory.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return inventory.Result{}, err
 	}
 	call := b.pool.Get().(*batchCall)
-	call.op, call.res, call.err = op, inventory.Result{Lines: lines}, nil
+	call.op, call.ping, call.res, call.err = op, ping, inventory.Result{Lines: lines}, nil
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -139,7 +151,13 @@ func (rd *batchReader) run(b *Batcher) {
 		for _, c := range sent.calls {
 			res := inventory.Result{Lines: c.res.Lines[:0]}
 			if err == nil {
-				if rerr := rd.cn.readResult(c.op.Kind, &res); rerr != nil {
+				var rerr error
+				if c.ping {
+					rerr = rd.cn.readPong()
+				} else {
+					rerr = rd.cn.readResult(c.op.Kind, &res)
+				}
+				if rerr != nil {
 					err = fmt.Errorf("client: %s: %w", b.client.cfg.Addr, rerr)
 					rd.dead.Store(true)
 					rd.cn.nc.Close() // unblocks the writer too
@@ -207,7 +225,11 @@ func (b *Batcher) loop() {
 		if err == nil {
 			out = out[:0]
 			for _, c := range calls {
-				out = appendOp(out, &c.op)
+				if c.ping {
+					out = append(out, pingCommand...)
+				} else {
+					out = appendOp(out, &c.op)
+				}
 			}
 			rd.cn.nc.SetWriteDeadline(time.Now().Add(b.timeout))
 			if _, werr := rd.cn.nc.Write(out); werr != nil {

@@ -248,16 +248,27 @@ func (cn *Conn) Ping(ctx context.Context) error {
 	if err := cn.begin(ctx); err != nil {
 		return err
 	}
-	cn.out = append(cn.out[:0], "*1\r\n$4\r\nPING\r\n"...)
+	cn.out = append(cn.out[:0], pingCommand...)
 	if err := cn.flush(); err != nil {
 		return cn.fail(ctx, err)
 	}
-	line, err := cn.line()
-	if err != nil {
+	if err := cn.readPong(); err != nil {
 		return cn.fail(ctx, err)
 	}
+	return nil
+}
+
+// pingCommand is PING as a RESP array.
+const pingCommand = "*1\r\n$4\r\nPING\r\n"
+
+// readPong reads one reply and expects +PONG.
+func (cn *Conn) readPong() error {
+	line, err := cn.line()
+	if err != nil {
+		return err
+	}
 	if string(line) != "+PONG" {
-		return cn.fail(ctx, unexpected("PING", line))
+		return unexpected("PING", line)
 	}
 	return nil
 }

@@ -76,6 +76,7 @@ type benchFlags struct {
 	out         string
 	reportFile  string
 	cpuProfile  string
+	breakdown   bool
 	openTimeout time.Duration
 
 	set map[string]bool // flags given on the command line
@@ -107,6 +108,7 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.reportFile, "report", "", "write a self-contained HTML report of the runs to this file")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole bench process (runner and in-process stores) to this file, for 'go tool pprof'")
 	fs.DurationVar(&f.openTimeout, "timeout", 30*time.Second, "bound on connecting to a store and loading its rows")
+	fs.BoolVar(&f.breakdown, "breakdown", false, "for stores whose server times its stages (allot, allot-mux): print where an op's time went inside the server (socket read, parse, queue wait, batch wait, journal write, fdatasync, wake, reply written)")
 }
 
 func storesHelp() string {
@@ -563,6 +565,7 @@ func (j *benchJob) runStore(ctx context.Context, cfg bench.RunConfig, info bench
 	if j.progress {
 		cfg.Progress = newProgressLine(j.stderr, cfg)
 	}
+	probe := j.startProbe(ctx, st, cfg)
 	res, err := run(st, cfg)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -573,6 +576,7 @@ func (j *benchJob) runStore(ctx context.Context, cfg bench.RunConfig, info bench
 		}
 		return notRun(bench.StatusFailed, err), nil
 	}
+	probe.finish(ctx, res)
 	return res, nil
 }
 
@@ -642,6 +646,11 @@ func (j *benchJob) finish() error {
 		}
 	} else if err := bench.WriteTable(j.stdout, runs); err != nil {
 		return err
+	} else {
+		bench.WriteBounds(j.stdout, runs)
+		if err := bench.WriteBreakdowns(j.stdout, runs); err != nil {
+			return err
+		}
 	}
 	if j.f.reportFile != "" {
 		var page bytes.Buffer

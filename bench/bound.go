@@ -1,0 +1,215 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"allot/store"
+	"allot/vfs"
+)
+
+// Bound is the closed-loop limit a durable run is read against, measured
+// on the machine just before the run.
+//
+// With W workers and one op in flight each, an op cannot be acknowledged
+// before its journal write is durable, so no store does more than
+// W / fdatasync ops per second (the round trips of the next ops overlapping
+// the sync), and a store whose ops wait for the sync and then travel back
+// and forth does at most W / (fdatasync + round trip). A figure is only
+// good or bad against these, not against another store's.
+type Bound struct {
+	// Dir is where fdatasync was timed: the store's data directory, or a
+	// temporary one on the same file system as the bench's.
+	Dir string `json:"dir"`
+	// FsyncP50MS is the median of FsyncSamples write+fdatasync calls, each
+	// writing 4 KiB into a preallocated, synced file (the journal's case:
+	// data blocks only, no metadata).
+	FsyncP50MS   float64 `json:"fsync_p50_ms"`
+	FsyncSamples int     `json:"fsync_samples"`
+	// RTTP50MS is the median PING round trip with the store's own client,
+	// Workers sessions pinging at once; 0 for a store without
+	// store.Pinger (in-process stores).
+	RTTP50MS   float64 `json:"rtt_p50_ms,omitempty"`
+	RTTSamples int     `json:"rtt_samples,omitempty"`
+	Workers    int     `json:"workers"`
+	// OpsPerSecFsync is Workers / fdatasync: the ceiling when round trips
+	// overlap the syncs.
+	OpsPerSecFsync float64 `json:"ops_per_sec_fsync"`
+	// OpsPerSecFsyncRTT is Workers / (fdatasync + round trip): the ceiling
+	// when they do not. Equal to OpsPerSecFsync without a round trip.
+	OpsPerSecFsyncRTT float64 `json:"ops_per_sec_fsync_rtt"`
+}
+
+// Bound sample counts: a few hundred of each keeps the measurement near a
+// tenth of a second on a disk doing ~0.1-0.5 ms per fdatasync.
+const (
+	BoundFsyncSamples = 300
+	BoundRTTSamples   = 2000 // over all workers together
+	boundBlockBytes   = 4096
+)
+
+// MeasureBound measures fdatasync in dir (a temporary directory when
+// empty) and, when st's sessions are store.Pinger, the round trip of
+// workers sessions pinging at once.
+func MeasureBound(ctx context.Context, st store.Store, dir string, workers int) (*Bound, error) {
+	if workers < 1 {
+		return nil, fmt.Errorf("bench: bound: workers must be positive, got %d", workers)
+	}
+	fsync, dir, err := MeasureFsync(dir, BoundFsyncSamples)
+	if err != nil {
+		return nil, err
+	}
+	b := &Bound{Dir: dir, FsyncP50MS: millis(fsync), FsyncSamples: BoundFsyncSamples, Workers: workers}
+	rtt, n, err := MeasureRTT(ctx, st, workers, BoundRTTSamples)
+	if err != nil {
+		return nil, err
+	}
+	b.RTTP50MS, b.RTTSamples = millis(rtt), n
+	b.OpsPerSecFsync = float64(workers) / fsync.Seconds()
+	b.OpsPerSecFsyncRTT = float64(workers) / (fsync + rtt).Seconds()
+	return b, nil
+}
+
+func millis(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// MeasureFsync writes n 4 KiB blocks, one after another, into a file
+// preallocated with zeros and synced first, and returns the median time of
+// one write plus fdatasync, and the directory it used. The file is removed.
+func MeasureFsync(dir string, n int) (time.Duration, string, error) {
+	if n < 1 {
+		return 0, dir, fmt.Errorf("bench: fsync samples must be positive, got %d", n)
+	}
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	name := filepath.Join(dir, fmt.Sprintf("allot-fsync-probe-%d-%d", os.Getpid(), time.Now().UnixNano()))
+	f, err := vfs.OS{}.Create(name)
+	if err != nil {
+		return 0, dir, fmt.Errorf("bench: fsync probe in %s: %w", dir, err)
+	}
+	defer os.Remove(name)
+	defer f.Close()
+	block := make([]byte, boundBlockBytes)
+	if _, err := f.WriteAt(make([]byte, n*boundBlockBytes), 0); err != nil {
+		return 0, dir, fmt.Errorf("bench: fsync probe preallocate: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return 0, dir, fmt.Errorf("bench: fsync probe: %w", err)
+	}
+	samples := make([]time.Duration, n)
+	for i := range samples {
+		block[0] = byte(i + 1) // a change in every block: a real write
+		start := time.Now()
+		if _, err := f.WriteAt(block, int64(i*boundBlockBytes)); err != nil {
+			return 0, dir, fmt.Errorf("bench: fsync probe write: %w", err)
+		}
+		if err := f.Sync(); err != nil { // vfs.OS: fdatasync
+			return 0, dir, fmt.Errorf("bench: fsync probe fdatasync: %w", err)
+		}
+		samples[i] = time.Since(start)
+	}
+	return median(samples), dir, nil
+}
+
+// MeasureRTT opens workers sessions of st and, if they are store.Pinger,
+// has them ping at once until n round trips (n/workers each, at least 10)
+// are timed, after a warm-up; it returns their median and the number of
+// samples. A store without Pinger gives 0, 0, nil.
+func MeasureRTT(ctx context.Context, st store.Store, workers, n int) (time.Duration, int, error) {
+	sessions := make([]store.Session, 0, workers)
+	defer func() {
+		for _, se := range sessions {
+			se.Close()
+		}
+	}()
+	for range workers {
+		se, err := st.Session(ctx)
+		if err != nil {
+			return 0, 0, fmt.Errorf("bench: bound: opening a session: %w", err)
+		}
+		sessions = append(sessions, se)
+		if _, ok := se.(store.Pinger); !ok {
+			return 0, 0, nil
+		}
+	}
+	each := max(10, n/workers)
+	const warmup = 20
+	all := make([][]time.Duration, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for i, se := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := se.(store.Pinger)
+			samples := make([]time.Duration, 0, each)
+			for j := range warmup + each {
+				start := time.Now()
+				if err := p.Ping(ctx); err != nil {
+					errs[i] = err
+					return
+				}
+				if j >= warmup {
+					samples = append(samples, time.Since(start))
+				}
+			}
+			all[i] = samples
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, 0, fmt.Errorf("bench: bound: ping: %w", err)
+	}
+	merged := slices.Concat(all...)
+	return median(merged), len(merged), nil
+}
+
+func median(d []time.Duration) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	slices.Sort(d)
+	return d[len(d)/2]
+}
+
+// Share returns opsPerSec as a fraction of both bounds.
+func (b *Bound) Share(opsPerSec float64) (ofFsync, ofFsyncRTT float64) {
+	if b == nil || b.OpsPerSecFsync == 0 {
+		return 0, 0
+	}
+	return opsPerSec / b.OpsPerSecFsync, opsPerSec / b.OpsPerSecFsyncRTT
+}
+
+// WriteBounds writes, under the table, each durable run's bound and how
+// close the run came to it.
+func WriteBounds(w io.Writer, runs []Result) {
+	first := true
+	for i := range runs {
+		r := &runs[i]
+		b := r.Bound
+		if b == nil || r.Status == StatusFailed || r.Status == StatusServerDown {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "bound (closed loop, measured before each durable run): workers / fdatasync, and workers / (fdatasync + PING round trip)")
+			first = false
+		}
+		a, c := b.Share(r.OpsPerSec)
+		rtt := "no round trip (in-process)"
+		if b.RTTSamples > 0 {
+			rtt = fmt.Sprintf("rtt p50 %.3f ms", b.RTTP50MS)
+		}
+		fmt.Fprintf(w, "  %s: fdatasync p50 %.3f ms, %s; bound %.0f / %.0f ops/s; measured %.0f = %.0f%% / %.0f%%\n",
+			runLabel(r), b.FsyncP50MS, rtt, b.OpsPerSecFsync, b.OpsPerSecFsyncRTT, r.OpsPerSec, 100*a, 100*c)
+	}
+	if !first {
+		fmt.Fprintln(w)
+	}
+}

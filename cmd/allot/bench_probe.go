@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"allot/bench"
+	"allot/store"
+)
+
+// runProbe measures what a run is read against, around the run: the
+// closed-loop bound before a durable run (bench.MeasureBound), and with
+// --breakdown the server's per-stage times over the run
+// (store.StageReporter).
+type runProbe struct {
+	j      *benchJob
+	st     store.Store
+	cfg    bench.RunConfig
+	bound  *bench.Bound
+	before bench.Stages
+}
+
+// startProbe runs before the store's run. A probe that fails is reported
+// on stderr and left out: it must not fail the run it describes.
+func (j *benchJob) startProbe(ctx context.Context, st store.Store, cfg bench.RunConfig) *runProbe {
+	p := &runProbe{j: j, st: st, cfg: cfg}
+	if cfg.Durability == store.DurabilityFsync {
+		dir := j.f.dataDir
+		if d, ok := st.(store.DataDirer); ok && d.DataDir() != "" {
+			dir = d.DataDir()
+		}
+		b, err := bench.MeasureBound(ctx, st, dir, cfg.Workers)
+		if err != nil {
+			fmt.Fprintf(j.stderr, "allot bench: %s: measuring the bound: %v\n", cfg.Store, err)
+		}
+		p.bound = b
+	}
+	if j.f.breakdown {
+		if sr, ok := st.(store.StageReporter); ok {
+			s, err := sr.Stages(ctx)
+			if err != nil {
+				fmt.Fprintf(j.stderr, "allot bench: %s: reading the stage times: %v\n", cfg.Store, err)
+			} else {
+				p.before = bench.StagesOf(s)
+			}
+		}
+	}
+	return p
+}
+
+// finish records what the probe measured in res.
+func (p *runProbe) finish(ctx context.Context, res *bench.Result) {
+	res.Bound = p.bound
+	if p.before == nil {
+		return
+	}
+	s, err := p.st.(store.StageReporter).Stages(ctx)
+	if err != nil {
+		fmt.Fprintf(p.j.stderr, "allot bench: %s: reading the stage times: %v\n", p.cfg.Store, err)
+		return
+	}
+	res.Breakdown = bench.NewBreakdown(p.before, bench.StagesOf(s))
+}

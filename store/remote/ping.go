@@ -1,0 +1,33 @@
+package remote
+
+import (
+	"context"
+
+	"allot/store"
+)
+
+var (
+	_ store.Pinger = (*Session)(nil)
+	_ store.Pinger = (*sharedSession)(nil)
+)
+
+// Ping sends PING on the session's connection.
+func (se *Session) Ping(ctx context.Context) error {
+	cn, err := se.connection(ctx)
+	if err != nil {
+		return err
+	}
+	if err := cn.Ping(ctx); err != nil {
+		return se.store.wrap(err)
+	}
+	return nil
+}
+
+// Ping sends PING through the shared connection, batched with the other
+// sessions' calls as their ops are.
+func (se *sharedSession) Ping(ctx context.Context) error {
+	if err := se.store.batcher.Ping(ctx); err != nil {
+		return se.store.wrap(err)
+	}
+	return nil
+}
