@@ -3,7 +3,9 @@ package inventory
 import "fmt"
 
 // Kind is the kind of an Op. The numbers are stable: they are written to the
-// journal.
+// journal. Every kind has one descriptor (descriptor.go) that says its name,
+// whether it mutates, how it is checked, applied and encoded: adding a kind
+// is one descriptor here, one command in each front end.
 type Kind uint8
 
 const (
@@ -18,28 +20,50 @@ const (
 	KindGet Kind = 4
 	// KindAvailable reads the total of Op.Key.Group().
 	KindAvailable Kind = 5
+	// KindHold takes Op.Lines out of their groups and keeps them under
+	// Op.Hold until it is confirmed, cancelled or expires Op.TTL
+	// milliseconds after the batch's time.
+	KindHold Kind = 6
+	// KindConfirm makes hold Op.Hold's units leave inventory for good.
+	KindConfirm Kind = 7
+	// KindCancel returns hold Op.Hold's units to the rows they came from.
+	KindCancel Kind = 8
+	// KindExpire returns the units of hold Op.Hold, whose deadline has
+	// passed, to their rows. Only the engine's writer submits it, from
+	// State.NextDue: it is journaled so that replay expires the same holds
+	// at the same points.
+	KindExpire Kind = 9
+	// KindOrder captures Op.Lines all or nothing: a hold confirmed in the
+	// same step.
+	KindOrder Kind = 10
+	// KindHoldGet reads hold Op.Hold.
+	KindHoldGet Kind = 11
+	// Kinds 12 and up are kept for the catalog (catalog.set, catalog.del,
+	// ...): see descriptor.go.
 )
 
+// kindMax bounds the descriptor table.
+const kindMax = 32
+
 func (k Kind) String() string {
-	switch k {
-	case KindCapture:
-		return "capture"
-	case KindRelease:
-		return "release"
-	case KindStock:
-		return "stock"
-	case KindGet:
-		return "get"
-	case KindAvailable:
-		return "available"
+	if d := k.descriptor(); d != nil {
+		return d.name
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
 
 // Mutates reports whether an op of this kind can change state, and so is
-// written to the journal when it succeeds.
+// written to the journal when it does.
 func (k Kind) Mutates() bool {
-	return k == KindCapture || k == KindRelease || k == KindStock
+	d := k.descriptor()
+	return d != nil && d.mutates
+}
+
+// Keyed reports whether an op of this kind takes an idempotency key
+// (Op.IdempotencyKey).
+func (k Kind) Keyed() bool {
+	d := k.descriptor()
+	return d != nil && d.keyed
 }
 
 // Op is one operation on the state machine. For a capture and an available
@@ -49,6 +73,22 @@ type Op struct {
 	Key   RowKey
 	N     int64 // capture and release: the quantity; stock: the count
 	Price int64 // stock only
+	// IdempotencyKey, for the kinds that take one (Kind.Keyed), makes a
+	// repeat of the op return the first reply instead of applying again;
+	// "" means none.
+	IdempotencyKey string
+	// Hold is the hold id of hold, confirm, cancel, expire and hold-get.
+	Hold string
+	// TTL is a hold's time to live in milliseconds.
+	TTL int64
+	// Lines are the demand of a hold or an order, in request order.
+	Lines []Demand
+}
+
+// Demand is one line of a hold or an order: n units of a group.
+type Demand struct {
+	Group GroupKey
+	N     int64
 }
 
 // Capture returns the op that captures n units of group g.
@@ -72,35 +112,43 @@ func Available(g GroupKey) Op {
 	return Op{Kind: KindAvailable, Key: RowKey{SKU: g.SKU, Condition: g.Condition, Source: g.Source}}
 }
 
+// Hold returns the op that holds lines under id for ttl milliseconds.
+func Hold(id string, ttlMS int64, lines []Demand) Op {
+	return Op{Kind: KindHold, Hold: id, TTL: ttlMS, Lines: lines}
+}
+
+// Confirm returns the op that confirms hold id.
+func Confirm(id string) Op { return Op{Kind: KindConfirm, Hold: id} }
+
+// Cancel returns the op that cancels hold id.
+func Cancel(id string) Op { return Op{Kind: KindCancel, Hold: id} }
+
+// Expire returns the op that expires hold id.
+func Expire(id string) Op { return Op{Kind: KindExpire, Hold: id} }
+
+// Order returns the op that captures lines all or nothing.
+func Order(lines []Demand) Op { return Op{Kind: KindOrder, Lines: lines} }
+
+// HoldGet returns the op that reads hold id.
+func HoldGet(id string) Op { return Op{Kind: KindHoldGet, Hold: id} }
+
 // Check reports what is wrong with op, or "" when it is well formed. It
 // does not look at state: an op that passes may still be insufficient or name
 // an unknown row.
 func (op *Op) Check() string {
-	switch op.Kind {
-	case KindCapture:
-		if d := CheckGroupKey(op.Key.Group()); d != "" {
-			return d
-		}
-		return CheckQuantity(op.N)
-	case KindRelease:
-		if d := CheckRowKey(op.Key); d != "" {
-			return d
-		}
-		return CheckQuantity(op.N)
-	case KindStock:
-		if d := CheckRowKey(op.Key); d != "" {
-			return d
-		}
-		if d := CheckCount(op.N); d != "" {
-			return d
-		}
-		return CheckPrice(op.Price)
-	case KindGet:
-		return CheckRowKey(op.Key)
-	case KindAvailable:
-		return CheckGroupKey(op.Key.Group())
+	d := op.Kind.descriptor()
+	if d == nil {
+		return "unknown op kind"
 	}
-	return "unknown op kind"
+	if op.IdempotencyKey != "" {
+		if !d.keyed {
+			return op.Kind.String() + " takes no idempotency key"
+		}
+		if dd := CheckID(op.IdempotencyKey); dd != "" {
+			return "idempotency key " + dd
+		}
+	}
+	return d.check(op)
 }
 
 // Code is the outcome of an Op. The numbers are stable and map one to one to
@@ -111,10 +159,11 @@ const (
 	// CodeOK: the op was applied (or the read found its row).
 	CodeOK Code = 0
 	// CodeInsufficient: a capture asked for more than its group holds;
-	// Result.Available holds the group's total. Nothing changed.
+	// Result.Available holds the group's total. For a hold or an order,
+	// Result.ShortLine is the first short line. Nothing changed.
 	CodeInsufficient Code = 1
-	// CodeNotFound: a release or a get named a row that does not exist.
-	// Nothing changed.
+	// CodeNotFound: a release or a get named a row that does not exist, or
+	// a confirm, cancel or hold-get a hold that is unknown. Nothing changed.
 	CodeNotFound Code = 2
 	// CodeInvalid: the op broke an input rule; Result.Detail says which.
 	// Nothing changed.
@@ -122,22 +171,54 @@ const (
 	// CodeOverflow: a release would carry a row's count past CountMax.
 	// Nothing changed.
 	CodeOverflow Code = 4
+	// CodeMismatch: the idempotency key (or the hold id) was first used
+	// with other arguments. Nothing changed.
+	CodeMismatch Code = 5
+	// CodeExpired: the hold expired before it was confirmed.
+	CodeExpired Code = 6
+	// CodeCancelled: the hold was cancelled before it was confirmed.
+	CodeCancelled Code = 7
+	// CodeConfirmed: the hold was confirmed before it was cancelled.
+	CodeConfirmed Code = 8
 )
 
+var codeNames = [...]string{"ok", "insufficient", "not_found", "invalid", "overflow", "mismatch", "expired", "cancelled", "confirmed"}
+
 func (c Code) String() string {
-	switch c {
-	case CodeOK:
-		return "ok"
-	case CodeInsufficient:
-		return "insufficient"
-	case CodeNotFound:
-		return "not_found"
-	case CodeInvalid:
-		return "invalid"
-	case CodeOverflow:
-		return "overflow"
+	if int(c) < len(codeNames) {
+		return codeNames[c]
 	}
 	return fmt.Sprintf("code(%d)", uint8(c))
+}
+
+// HoldState is the state of a hold.
+type HoldState uint8
+
+const (
+	HoldHeld      HoldState = 1
+	HoldConfirmed HoldState = 2
+	HoldCancelled HoldState = 3
+	HoldExpired   HoldState = 4
+)
+
+func (s HoldState) String() string {
+	switch s {
+	case HoldHeld:
+		return "held"
+	case HoldConfirmed:
+		return "confirmed"
+	case HoldCancelled:
+		return "cancelled"
+	case HoldExpired:
+		return "expired"
+	}
+	return fmt.Sprintf("state(%d)", uint8(s))
+}
+
+// Allocation is the units a hold or an order took from one row.
+type Allocation struct {
+	Row   RowKey
+	Count int64
 }
 
 // Result is what Apply returns.
@@ -151,8 +232,31 @@ type Result struct {
 	Count int64
 	// Price: the row's price (stock, get).
 	Price int64
-	// Available: the group's total when a capture was insufficient.
+	// Available: the group's total when a capture, hold or order was
+	// insufficient (for a hold or order: the total of the group of line
+	// ShortLine, before the request).
 	Available int64
-	// Detail: what was wrong, for CodeInvalid and CodeOverflow.
+	// ShortLine: for an insufficient hold or order, the index of the first
+	// request line whose group's summed demand exceeds its total.
+	ShortLine int
+	// Allocations: a hold's or an order's units, in request-line order of
+	// their groups (a group named twice appears once, at its first line),
+	// each group's rows in allocation order. Also for hold-get.
+	Allocations []Allocation
+	// ExpiresAt: a hold's deadline, in milliseconds of the engine's clock
+	// (hold, hold-get).
+	ExpiresAt int64
+	// State: hold-get's hold state.
+	State HoldState
+	// Detail: what was wrong, for CodeInvalid, CodeOverflow and
+	// CodeMismatch.
 	Detail string
+	// Changed reports that the op changed state (and so must be
+	// journaled): an applied mutation, a key remembered with its business
+	// outcome, a hold expired on the way. A repeat answered from an
+	// idempotency key changes nothing.
+	Changed bool
+	// Repeat reports that the reply is the first reply of an earlier op
+	// with the same idempotency key (or hold id), applied nothing now.
+	Repeat bool
 }

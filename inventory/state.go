@@ -27,6 +27,39 @@ type State struct {
 	rows   map[RowKey]*row
 	groups map[GroupKey]*group
 	skus   map[string][]*group // in creation order; sorted on read
+
+	// now is the time of the batch being applied, in milliseconds: the
+	// engine's writer stamps each batch and journals the stamp; replay
+	// sets the same stamps. It never decreases. The state machine reads
+	// no clock.
+	now int64
+	// retention is how long finished holds and idempotency keys are
+	// remembered, in milliseconds.
+	retention int64
+
+	holds     map[string]*hold
+	deadlines []deadline // min-heap by at; see deadline
+	finished  []*hold    // finished holds in finish order, for collection
+	keys      keyTable
+
+	stats Stats
+
+	// Scratch buffers, reused across ops.
+	demandScratch []demandGroup
+	allocScratch  []holdAlloc
+	opScratch     []byte
+	replyScratch  []byte
+}
+
+// Stats counts what the state machine did, for metrics.
+type Stats struct {
+	HoldsActive int64 // holds held now
+	Expired     int64 // holds expired since the state was made (or loaded)
+	Repeats     int64 // ops answered from an idempotency key or a hold id
+	Mismatches  int64 // ops refused because their key or hold id was used with other arguments
+	Capped      int64 // returned units that would have carried a row past CountMax
+	Keys        int   // idempotency keys remembered
+	KeyBytes    int   // bytes holding them
 }
 
 type row struct {
@@ -46,10 +79,43 @@ type group struct {
 // NewState returns an empty state.
 func NewState() *State {
 	return &State{
-		rows:   make(map[RowKey]*row),
-		groups: make(map[GroupKey]*group),
-		skus:   make(map[string][]*group),
+		rows:      make(map[RowKey]*row),
+		groups:    make(map[GroupKey]*group),
+		skus:      make(map[string][]*group),
+		retention: RetentionDefault,
+		holds:     make(map[string]*hold),
+		keys:      newKeyTable(),
 	}
+}
+
+// SetTime sets the time of the ops applied next, in milliseconds; a time
+// before the current one is ignored (time never goes back).
+func (s *State) SetTime(ms int64) {
+	if ms > s.now {
+		s.now = ms
+	}
+}
+
+// Now returns the state's time.
+func (s *State) Now() int64 { return s.now }
+
+// SetRetention sets how long finished holds and idempotency keys are
+// remembered, in milliseconds (RetentionDefault unless set).
+func (s *State) SetRetention(ms int64) { s.retention = ms }
+
+// Stats returns the state machine's counters.
+func (s *State) Stats() Stats {
+	st := s.stats
+	st.Keys, st.KeyBytes = s.keys.len(), s.keys.bytes()
+	return st
+}
+
+// Collect frees memory of finished holds and idempotency keys whose
+// retention ended, a bounded amount per call (the engine's writer calls it
+// once per batch). No answer depends on when it runs.
+func (s *State) Collect() {
+	s.collectHolds(4096)
+	s.keys.collect(s.now, s.retention)
 }
 
 func (g *group) add(n int64) {
@@ -79,43 +145,61 @@ func (g *group) available() int64 {
 
 // Apply applies op and returns its outcome. lines is a buffer for a
 // capture's allocation (it may be nil; it is grown if too small); Apply does
-// not keep it. An op that does not return CodeOK changes nothing.
+// not keep it, nor op.Lines. An op that changes nothing says so
+// (Result.Changed false); only ops that changed state are journaled.
 func (s *State) Apply(op *Op, lines []Line) Result {
 	if d := op.Check(); d != "" {
 		return Result{Code: CodeInvalid, Detail: d}
 	}
-	switch op.Kind {
-	case KindCapture:
-		return s.capture(op.Key.Group(), op.N, lines)
-	case KindRelease:
-		return s.release(op.Key, op.N)
-	case KindStock:
-		return s.stock(op.Key, op.N, op.Price)
-	case KindGet:
-		r := s.rows[op.Key]
-		if r == nil {
-			return Result{Code: CodeNotFound}
+	desc := op.Kind.descriptor()
+	res := Result{Lines: lines}
+	if op.IdempotencyKey == "" {
+		desc.apply(s, op, &res)
+		if res.Code != CodeOK || op.Kind != KindCapture {
+			res.Lines = nil
 		}
-		return Result{Code: CodeOK, Count: r.count, Price: r.price}
-	case KindAvailable:
-		g := s.groups[op.Key.Group()]
-		if g == nil {
-			return Result{Code: CodeOK}
-		}
-		return Result{Code: CodeOK, Count: g.available()}
+		return res
 	}
-	panic("inventory: op passed Check with an unknown kind")
+	s.opScratch = AppendOp(s.opScratch[:0], &Op{Kind: op.Kind, Key: op.Key, N: op.N, Price: op.Price, Hold: op.Hold, TTL: op.TTL, Lines: op.Lines})
+	fp := fnvBytes(fnvOffset, s.opScratch)
+	if e, ok := s.keys.lookup(op.IdempotencyKey); ok && e.stamp+s.retention > s.now {
+		if e.fingerprint != fp {
+			s.stats.Mismatches++
+			return Result{Code: CodeMismatch, Detail: "key " + op.IdempotencyKey + " was used with other arguments"}
+		}
+		r, err := decodeReply(e.reply, lines)
+		if err != nil {
+			panic(fmt.Sprintf("inventory: remembered reply of key %q does not decode: %v", op.IdempotencyKey, err))
+		}
+		s.stats.Repeats++
+		r.Repeat = true
+		return r
+	}
+	desc.apply(s, op, &res)
+	if res.Code != CodeOK || op.Kind != KindCapture {
+		res.Lines = nil
+	}
+	if res.Code != CodeInvalid && res.Code != CodeOverflow {
+		// The first reply, success or a business outcome, is what every
+		// repeat gets.
+		s.replyScratch = appendReply(s.replyScratch[:0], &res)
+		s.keys.insert(op.IdempotencyKey, fp, s.replyScratch, s.now)
+		res.Changed = true
+	}
+	return res
 }
 
-func (s *State) capture(k GroupKey, n int64, lines []Line) Result {
+func (s *State) capture(k GroupKey, n int64, res *Result) {
 	g := s.groups[k]
 	if g == nil {
-		return Result{Code: CodeInsufficient}
+		res.Code = CodeInsufficient
+		return
 	}
 	if !g.atLeast(n) {
-		return Result{Code: CodeInsufficient, Available: g.available()}
+		res.Code, res.Available = CodeInsufficient, g.available()
+		return
 	}
-	lines = lines[:0]
+	lines := res.Lines[:0]
 	remaining := n
 	for _, r := range g.rows {
 		if r.count == 0 {
@@ -133,23 +217,25 @@ func (s *State) capture(k GroupKey, n int64, lines []Line) Result {
 		panic(fmt.Sprintf("inventory: group %v total covered %d but rows fell short by %d", k, n, remaining))
 	}
 	g.sub(n)
-	return Result{Code: CodeOK, Lines: lines}
+	res.Lines, res.Changed = lines, true
 }
 
-func (s *State) release(k RowKey, n int64) Result {
+func (s *State) release(k RowKey, n int64, res *Result) {
 	r := s.rows[k]
 	if r == nil {
-		return Result{Code: CodeNotFound}
+		res.Code = CodeNotFound
+		return
 	}
 	if r.count > CountMax-n {
-		return Result{Code: CodeOverflow, Detail: "release would carry the count past 4611686018427387903"}
+		res.Code, res.Detail = CodeOverflow, "release would carry the count past 4611686018427387903"
+		return
 	}
 	r.count += n
 	r.group.add(n)
-	return Result{Code: CodeOK, Count: r.count}
+	res.Count, res.Changed = r.count, true
 }
 
-func (s *State) stock(k RowKey, count, price int64) Result {
+func (s *State) stock(k RowKey, count, price int64, res *Result) {
 	r := s.rows[k]
 	if r == nil {
 		r = s.insert(k)
@@ -158,7 +244,7 @@ func (s *State) stock(k RowKey, count, price int64) Result {
 	r.group.add(count)
 	r.count = count
 	r.price = price
-	return Result{Code: CodeOK, Count: count, Price: price}
+	res.Count, res.Price, res.Changed = count, price, true
 }
 
 // insert adds a row with count 0, in warehouse order within its group.
@@ -244,8 +330,16 @@ func CompareRowKeys(a, b RowKey) int {
 // Clone returns a deep copy of s. Strings are shared: they are immutable.
 func (s *State) Clone() *State {
 	c := NewState()
+	var res Result
 	for _, r := range s.Rows() {
-		c.stock(r.Key, r.Count, r.Price)
+		c.stock(r.Key, r.Count, r.Price, &res)
+	}
+	c.now, c.retention = s.now, s.retention
+	if err := c.LoadHolds(s.AppendHolds(nil)); err != nil {
+		panic("inventory: clone: " + err.Error())
+	}
+	if err := c.LoadKeys(s.AppendKeys(nil)); err != nil {
+		panic("inventory: clone: " + err.Error())
 	}
 	return c
 }
@@ -282,7 +376,7 @@ func (s *State) CheckInvariants() error {
 	if n != len(s.rows) {
 		return fmt.Errorf("inventory: %d rows in groups, %d in the row map", n, len(s.rows))
 	}
-	return nil
+	return s.checkHolds()
 }
 
 // AppendRows appends every row to dst in no particular order: the cheap

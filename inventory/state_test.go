@@ -214,6 +214,7 @@ func TestAgainstModel(t *testing.T) {
 				op = Capture(k.Group(), rng.Int64N(8))
 			}
 			got, want := s.Apply(&op, lines), m.apply(op)
+			want.Changed = want.Code == CodeOK && op.Kind.Mutates()
 			lines = got.Lines
 			if len(got.Lines) == 0 {
 				got.Lines = nil

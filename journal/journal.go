@@ -93,6 +93,7 @@ type Journal struct {
 	pending      []byte // the frame being built, header space first
 	sealed       []byte // the last sealed frame, until the next Seal
 	pendingCount uint32
+	pendingStamp int64  // the pending frame's time stamp
 	nextLSN      uint64 // LSN of the next op Add will get
 	written      int64  // bytes in the current segment
 
@@ -158,7 +159,7 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 	sort.Slice(snaps, func(i, j int) bool { return snaps[i] < snaps[j] })
 	sort.Slice(segs, func(i, j int) bool { return segs[i].firstLSN < segs[j].firstLSN })
 
-	d := newDecoder()
+	d := inventory.NewDecoder()
 	state := inventory.NewState()
 	if len(snaps) > 0 {
 		name := path.Join(dir, snapshotName(snaps[len(snaps)-1]))
@@ -189,6 +190,7 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 			Reason: fmt.Sprintf("ops %d..%d are missing: the log starts at %d and the snapshot ends at %d", next, segs[0].firstLSN-1, segs[0].firstLSN, rec.SnapshotLSN)}
 	}
 	var op inventory.Op
+	var lines []inventory.Line
 	for i, seg := range segs {
 		name := path.Join(dir, seg.name)
 		buf, err := vfs.ReadFile(fs, name)
@@ -201,7 +203,10 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 		}
 		off := 0
 		for off < len(buf) {
-			h, size, bad := parseFrame(buf[off:])
+			h, size, bad, unknown := parseFrame(buf[off:])
+			if unknown {
+				return nil, nil, rec, fmt.Errorf("%w: %s at offset %d: %s", ErrUnknownVersion, name, off, bad)
+			}
 			if bad != "" && allZero(buf[off:]) {
 				break // the preallocated, never written end of a segment
 			}
@@ -229,18 +234,24 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 			case h.firstLSN != next:
 				return nil, nil, rec, &CorruptionError{File: name, Offset: int64(off), Reason: fmt.Sprintf("frame starts at op %d, expected %d", h.firstLSN, next)}
 			default:
-				d.reset(buf[off+frameHeaderSize : off+size])
+				d.Reset(buf[off+h.headerSize : off+size])
+				d.Version = h.version
+				state.SetTime(h.stamp)
 				for k := uint32(0); k < h.count; k++ {
-					if err := d.op(&op); err != nil {
-						return nil, nil, rec, &CorruptionError{File: name, Offset: int64(off + frameHeaderSize + d.pos), Reason: fmt.Sprintf("op %d: %v", next, err)}
+					if err := d.Op(&op); err != nil {
+						return nil, nil, rec, &CorruptionError{File: name, Offset: int64(off + h.headerSize + d.Pos()), Reason: fmt.Sprintf("op %d: %v", next, err)}
 					}
-					if res := state.Apply(&op, nil); res.Code != inventory.CodeOK {
-						return nil, nil, rec, &CorruptionError{File: name, Offset: int64(off), Reason: fmt.Sprintf("op %d (%s %v) does not replay: %s %s", next, op.Kind, op.Key, res.Code, res.Detail)}
+					// Every journaled op changed state when it was
+					// applied; the same op on the same state must again.
+					if res := state.Apply(&op, lines); !res.Changed {
+						return nil, nil, rec, &CorruptionError{File: name, Offset: int64(off), Reason: fmt.Sprintf("op %d (%s) does not replay: %s %s", next, op.Kind, res.Code, res.Detail)}
+					} else {
+						lines = res.Lines
 					}
 					next++
 					rec.Replayed++
 				}
-				if d.pos != len(d.buf) {
+				if !d.Done() {
 					return nil, nil, rec, &CorruptionError{File: name, Offset: int64(off), Reason: "bytes after the frame's last op"}
 				}
 			}
@@ -422,10 +433,18 @@ func allZero(b []byte) bool {
 // NextLSN returns the LSN the next added op will get.
 func (j *Journal) NextLSN() uint64 { return j.nextLSN }
 
+// SetStamp sets the time stamp of the pending frame: the time, in
+// milliseconds of the engine's clock, its ops were applied at. The engine
+// sets it before it adds the frame's first op.
+func (j *Journal) SetStamp(ms int64) { j.pendingStamp = ms }
+
+// Stamp returns the pending frame's time stamp.
+func (j *Journal) Stamp() int64 { return j.pendingStamp }
+
 // Add appends op to the pending frame. Only ops that changed state belong
 // in the journal.
 func (j *Journal) Add(op *inventory.Op) {
-	j.pending = appendOp(j.pending, op)
+	j.pending = inventory.AppendOp(j.pending, op)
 	j.pendingCount++
 	j.nextLSN++
 }
@@ -443,7 +462,7 @@ func (j *Journal) Seal() []byte {
 	if j.pendingCount == 0 {
 		return nil
 	}
-	putFrameHeader(j.pending, j.nextLSN-uint64(j.pendingCount), j.pendingCount)
+	putFrameHeader(j.pending, j.nextLSN-uint64(j.pendingCount), j.pendingCount, j.pendingStamp)
 	frame := j.pending
 	j.pending, j.sealed = j.sealed[:0], frame
 	j.pending = append(j.pending, make([]byte, frameHeaderSize)...)
@@ -461,7 +480,7 @@ func (j *Journal) WriteFrame(frame []byte) error {
 	}
 	if j.written > 0 && j.written+int64(len(frame)) > j.opts.SegmentBytes {
 		// The new segment is named by the frame's first op.
-		if err := j.startSegment(binary.LittleEndian.Uint64(frame[12:])); err != nil {
+		if err := j.startSegment(binary.LittleEndian.Uint64(frame[20:])); err != nil {
 			return err
 		}
 	}
@@ -507,12 +526,13 @@ func (j *Journal) Bytes() int64 { return j.bytes.Load() }
 // snapshot lands on a frame boundary.
 func (j *Journal) SnapshotLSN() uint64 { return j.nextLSN - 1 }
 
-// WriteSnapshot durably writes rows as the state after op lsn, then removes
-// older snapshots and every segment whose ops all lie at or before lsn. It
-// may run on its own goroutine while the writer goes on; it must not run
-// twice at once.
-func (j *Journal) WriteSnapshot(lsn uint64, rows []inventory.Row) error {
-	if err := writeSnapshot(j.opts.FS, j.opts.Dir, lsn, rows); err != nil {
+// WriteSnapshot durably writes snap as the state after op snap.LSN, then
+// removes older snapshots and every segment whose ops all lie at or before
+// it. It may run on its own goroutine while the writer goes on; it must not
+// run twice at once.
+func (j *Journal) WriteSnapshot(snap *Snapshot) error {
+	lsn := snap.LSN
+	if err := writeSnapshot(j.opts.FS, j.opts.Dir, snap); err != nil {
 		return err
 	}
 	names, err := j.opts.FS.List(j.opts.Dir)

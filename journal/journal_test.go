@@ -84,7 +84,7 @@ func TestRoundTripAcrossSegmentsAndSnapshots(t *testing.T) {
 	ops := genOps(1, 20000)
 	j, _, _ := open(t, fs, 4096)
 	writeOps(t, j, ops[:12000], 50, 1)
-	if err := j.WriteSnapshot(j.SnapshotLSN(), stateAfter(ops[:12000])); err != nil {
+	if err := j.WriteSnapshot(&Snapshot{LSN: j.SnapshotLSN(), Rows: stateAfter(ops[:12000])}); err != nil {
 		t.Fatal(err)
 	}
 	writeOps(t, j, ops[12000:], 50, 1)
@@ -182,7 +182,7 @@ func TestCorruptionBeforeTheTailRefusesToStart(t *testing.T) {
 	buf, _ := vfs.ReadFile(fs, seg)
 	off := 0
 	for k := 0; k < 2; k++ {
-		_, size, bad := parseFrame(buf[off:])
+		_, size, bad, _ := parseFrame(buf[off:])
 		if bad != "" {
 			t.Fatal(bad)
 		}
@@ -214,7 +214,7 @@ func TestCorruptLastFrameIsCut(t *testing.T) {
 	buf, _ := vfs.ReadFile(fs, seg)
 	end := 0 // the end of the last frame; zeros of preallocation follow
 	for {
-		_, size, bad := parseFrame(buf[end:])
+		_, size, bad, _ := parseFrame(buf[end:])
 		if bad != "" {
 			break
 		}
@@ -237,7 +237,7 @@ func TestCorruptSnapshotRefusesToStart(t *testing.T) {
 	ops := genOps(5, 100)
 	j, _, _ := open(t, fs, 1<<20)
 	writeOps(t, j, ops, 10, 1)
-	if err := j.WriteSnapshot(j.SnapshotLSN(), stateAfter(ops)); err != nil {
+	if err := j.WriteSnapshot(&Snapshot{LSN: j.SnapshotLSN(), Rows: stateAfter(ops)}); err != nil {
 		t.Fatal(err)
 	}
 	j.Close()
@@ -286,7 +286,7 @@ func TestTornWriteFailsTheJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeOps(t, j, ops[:100], 10, 1)
-	fs.FailWritesAfter(30) // the next frame is torn after 30 bytes
+	fs.FailWritesAfter(40) // the next frame is torn after 40 bytes
 	for i := 100; i < 110; i++ {
 		j.Add(&ops[i])
 	}
@@ -295,8 +295,8 @@ func TestTornWriteFailsTheJournal(t *testing.T) {
 	}
 	// What a power cut leaves: the synced 100 ops; the torn frame is cut.
 	_, st, rec := open(t, mem.Crash(func(string, int) int { return 1 << 30 }), 1<<20)
-	if rec.LastLSN != 100 || rec.TailCut != 30 {
-		t.Fatalf("recovery %+v: want 100 ops and a 30-byte torn tail cut", rec)
+	if rec.LastLSN != 100 || rec.TailCut != 40 {
+		t.Fatalf("recovery %+v: want 100 ops and a 40-byte torn tail cut", rec)
 	}
 	if !slices.Equal(st.Rows(), stateAfter(ops[:100])) {
 		t.Fatal("wrong state")

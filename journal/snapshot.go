@@ -10,90 +10,159 @@ import (
 	"allot/vfs"
 )
 
-// A snapshot file:
+// Snapshot files.
+//
+// Version 1 (the first release):
 //
 //	"allotsn1" | LSN u64 | row count u64 | rows | crc32c u32 of all before it
 //
+// Version 2: the rows, then the state machine's other sections (holds,
+// idempotency keys, time, ...), each a tag, a uvarint length and its bytes:
+//
+//	"allotsn2" | LSN u64 | row count u64 | rows | section count uvarint |
+//	sections | crc32c u32 of all before it
+//
 // a row: sku, warehouse, condition, source (uvarint length + bytes each),
-// count and price (uvarint).
-const snapshotMagic = "allotsn1"
+// count and price (uvarint). A snapshot whose magic names another version
+// is refused with ErrUnknownVersion.
+const (
+	snapshotMagicV1 = "allotsn1"
+	snapshotMagic   = "allotsn2"
+	snapshotPrefix  = "allotsn"
+)
+
+// Snapshot is the state after op LSN, as the engine copies it: rows in any
+// order (sorted when written) and the state machine's other sections.
+type Snapshot struct {
+	LSN      uint64
+	Rows     []inventory.Row
+	Sections []inventory.Section
+}
 
 func snapshotName(lsn uint64) string { return fmt.Sprintf("snapshot-%020d.snap", lsn) }
 
-func encodeSnapshot(lsn uint64, rows []inventory.Row) []byte {
-	buf := make([]byte, 0, 24+len(rows)*40)
+func encodeSnapshot(snap *Snapshot) []byte {
+	size := 40 + len(snap.Rows)*40
+	for _, s := range snap.Sections {
+		size += len(s.Bytes) + 12
+	}
+	buf := make([]byte, 0, size)
 	buf = append(buf, snapshotMagic...)
-	buf = binary.LittleEndian.AppendUint64(buf, lsn)
-	buf = binary.LittleEndian.AppendUint64(buf, uint64(len(rows)))
-	for i := range rows {
-		r := &rows[i]
-		buf = appendString(buf, r.Key.SKU)
-		buf = appendString(buf, r.Key.Warehouse)
-		buf = appendString(buf, r.Key.Condition)
-		buf = appendString(buf, r.Key.Source)
+	buf = binary.LittleEndian.AppendUint64(buf, snap.LSN)
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(len(snap.Rows)))
+	for i := range snap.Rows {
+		r := &snap.Rows[i]
+		buf = inventory.AppendString(buf, r.Key.SKU)
+		buf = inventory.AppendString(buf, r.Key.Warehouse)
+		buf = inventory.AppendString(buf, r.Key.Condition)
+		buf = inventory.AppendString(buf, r.Key.Source)
 		buf = binary.AppendUvarint(buf, uint64(r.Count))
 		buf = binary.AppendUvarint(buf, uint64(r.Price))
+	}
+	buf = binary.AppendUvarint(buf, uint64(len(snap.Sections)))
+	for _, s := range snap.Sections {
+		buf = append(buf, s.Tag)
+		buf = binary.AppendUvarint(buf, uint64(len(s.Bytes)))
+		buf = append(buf, s.Bytes...)
 	}
 	return binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf, castagnoli))
 }
 
 // decodeSnapshot loads a snapshot into a fresh state.
-func decodeSnapshot(name string, buf []byte, d *decoder) (uint64, *inventory.State, error) {
+func decodeSnapshot(name string, buf []byte, d *inventory.Decoder) (uint64, *inventory.State, error) {
 	corrupt := func(off int, reason string) error {
 		return &CorruptionError{File: name, Offset: int64(off), Reason: reason}
 	}
-	if len(buf) < len(snapshotMagic)+20 || string(buf[:len(snapshotMagic)]) != snapshotMagic {
+	if len(buf) < len(snapshotMagic)+20 || string(buf[:len(snapshotPrefix)]) != snapshotPrefix {
 		return 0, nil, corrupt(0, "not a snapshot (bad magic or too short)")
+	}
+	version := 0
+	switch string(buf[:len(snapshotMagic)]) {
+	case snapshotMagicV1:
+		version = 1
+	case snapshotMagic:
+		version = 2
 	}
 	body := buf[:len(buf)-4]
 	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(buf[len(buf)-4:]) {
 		return 0, nil, corrupt(len(buf)-4, "snapshot checksum mismatch")
 	}
+	if version == 0 {
+		return 0, nil, fmt.Errorf("%w: snapshot %s is format %q; this release reads %s and %s", ErrUnknownVersion, name, buf[:len(snapshotMagic)], snapshotMagicV1, snapshotMagic)
+	}
 	lsn := binary.LittleEndian.Uint64(body[8:])
 	n := binary.LittleEndian.Uint64(body[16:])
-	d.reset(body[24:])
+	d.Reset(body[24:])
 	st := inventory.NewState()
 	for i := uint64(0); i < n; i++ {
 		var op inventory.Op
 		op.Kind = inventory.KindStock
 		var err error
-		if op.Key.SKU, err = d.string(); err == nil {
-			if op.Key.Warehouse, err = d.string(); err == nil {
-				if op.Key.Condition, err = d.string(); err == nil {
-					if op.Key.Source, err = d.string(); err == nil {
-						if op.N, err = d.int62(); err == nil {
-							op.Price, err = d.int62()
+		if op.Key.SKU, err = d.String(); err == nil {
+			if op.Key.Warehouse, err = d.String(); err == nil {
+				if op.Key.Condition, err = d.String(); err == nil {
+					if op.Key.Source, err = d.String(); err == nil {
+						if op.N, err = d.Int62(); err == nil {
+							op.Price, err = d.Int62()
 						}
 					}
 				}
 			}
 		}
 		if err != nil {
-			return 0, nil, corrupt(24+d.pos, fmt.Sprintf("row %d: %v", i, err))
+			return 0, nil, corrupt(24+d.Pos(), fmt.Sprintf("row %d: %v", i, err))
 		}
 		if _, dup := st.Row(op.Key); dup {
-			return 0, nil, corrupt(24+d.pos, fmt.Sprintf("row %v appears twice", op.Key))
+			return 0, nil, corrupt(24+d.Pos(), fmt.Sprintf("row %v appears twice", op.Key))
 		}
 		if res := st.Apply(&op, nil); res.Code != inventory.CodeOK {
-			return 0, nil, corrupt(24+d.pos, fmt.Sprintf("row %v does not load: %s %s", op.Key, res.Code, res.Detail))
+			return 0, nil, corrupt(24+d.Pos(), fmt.Sprintf("row %v does not load: %s %s", op.Key, res.Code, res.Detail))
 		}
 	}
-	if d.pos != len(d.buf) {
-		return 0, nil, corrupt(24+d.pos, "bytes after the last row")
+	if version >= 2 {
+		count, err := d.Uvarint()
+		if err != nil {
+			return 0, nil, corrupt(24+d.Pos(), fmt.Sprintf("section count: %v", err))
+		}
+		// Sections are read by offset into body: each is handed to the
+		// state machine whole.
+		off := 24 + d.Pos()
+		for i := uint64(0); i < count; i++ {
+			if off >= len(body) {
+				return 0, nil, corrupt(off, fmt.Sprintf("section %d cut short", i))
+			}
+			tag := body[off]
+			size, w := binary.Uvarint(body[off+1:])
+			if w <= 0 || size > uint64(len(body)-off-1-w) {
+				return 0, nil, corrupt(off, fmt.Sprintf("section %d (tag %d): bad length", i, tag))
+			}
+			start := off + 1 + w
+			if err := st.LoadSection(inventory.Section{Tag: tag, Bytes: body[start : start+int(size)]}); err != nil {
+				return 0, nil, corrupt(off, fmt.Sprintf("section %d: %v", tag, err))
+			}
+			off = start + int(size)
+		}
+		if off != len(body) {
+			return 0, nil, corrupt(off, "bytes after the last section")
+		}
+		return lsn, st, nil
+	}
+	if !d.Done() {
+		return 0, nil, corrupt(24+d.Pos(), "bytes after the last row")
 	}
 	return lsn, st, nil
 }
 
 // writeSnapshot writes a snapshot durably: a temporary file, synced, renamed
 // into place, and the directory synced.
-func writeSnapshot(fs vfs.FS, dir string, lsn uint64, rows []inventory.Row) error {
-	final := path.Join(dir, snapshotName(lsn))
+func writeSnapshot(fs vfs.FS, dir string, snap *Snapshot) error {
+	final := path.Join(dir, snapshotName(snap.LSN))
 	tmp := final + ".tmp"
 	f, err := fs.Create(tmp)
 	if err != nil {
 		return fmt.Errorf("journal: snapshot: %w", err)
 	}
-	_, err = f.Write(encodeSnapshot(lsn, rows))
+	_, err = f.Write(encodeSnapshot(snap))
 	if err == nil {
 		err = f.Sync()
 	}

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -59,7 +60,7 @@ func TestDecodeOp(t *testing.T) {
 			t.Errorf("%q: detail %q, want %q", c.in, detail, c.detail)
 			continue
 		}
-		if detail == "" && op != c.op {
+		if detail == "" && !reflect.DeepEqual(op, c.op) {
 			t.Errorf("%q: op %+v, want %+v", c.in, op, c.op)
 		}
 	}

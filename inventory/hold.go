@@ -1,0 +1,488 @@
+package inventory
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strconv"
+)
+
+// Limits of holds and orders. They are part of the wire contract.
+const (
+	// HoldLinesMax is the most lines a hold or an order may have.
+	HoldLinesMax = 64
+	// HoldTTLMax is the longest a hold may live, in milliseconds (7 days).
+	HoldTTLMax = 7 * 24 * 3600 * 1000
+	// RetentionDefault is how long a finished hold and an idempotency key
+	// are remembered, in milliseconds of the engine's clock (24 h).
+	RetentionDefault = 24 * 3600 * 1000
+)
+
+// hold is one hold, live or finished.
+//
+// Its units are out of the rows' counts from the moment it is taken, so a
+// row's count is always what is still sellable. alloc keeps row pointers:
+// returning units on cancel or expiry is no lookup.
+type hold struct {
+	id         string
+	state      HoldState
+	expiresAt  int64
+	finishedAt int64
+	// fingerprint identifies the request's lines, in order: a repeat with
+	// other lines, or the same lines in another order, is a mismatch.
+	fingerprint uint64
+	alloc       []holdAlloc // in reply order
+}
+
+type holdAlloc struct {
+	row   *row
+	count int64
+}
+
+// deadline is an entry of the expiry heap. An entry whose hold is no longer
+// held (confirmed, cancelled, expired, or replaced after its retention) is
+// stale and dropped when it reaches the top: removing it from the middle of
+// the heap would cost a search.
+type deadline struct {
+	at int64
+	h  *hold
+}
+
+// demandGroup is a group's summed demand in a hold or an order.
+type demandGroup struct {
+	key  GroupKey
+	g    *group
+	n    int64
+	line int // the first request line naming the group
+}
+
+func init() {
+	holdCheck := func(op *Op) string {
+		if d := CheckID(op.Hold); d != "" {
+			return "hold " + d
+		}
+		return ""
+	}
+	define(KindHold, &descriptor{
+		name: "hold", mutates: true, since: 2,
+		check: func(op *Op) string {
+			if d := holdCheck(op); d != "" {
+				return d
+			}
+			if op.TTL < 1 || op.TTL > HoldTTLMax {
+				return "ttl must be an integer from 1 to 604800000 milliseconds"
+			}
+			return checkDemand(op.Lines)
+		},
+		apply: func(s *State, op *Op, res *Result) { s.hold(op, res) },
+		encode: func(dst []byte, op *Op) []byte {
+			dst = AppendString(dst, op.Hold)
+			dst = binary.AppendUvarint(dst, uint64(op.TTL))
+			return appendDemand(dst, op.Lines)
+		},
+		decode: func(d *Decoder, op *Op) (err error) {
+			if op.Hold, err = d.String(); err != nil {
+				return err
+			}
+			if op.TTL, err = d.Int62(); err != nil {
+				return err
+			}
+			return d.demand(op)
+		},
+	})
+	holdOnly := func(name string, k Kind, mutates bool, apply func(s *State, op *Op, res *Result)) {
+		dsc := &descriptor{name: name, mutates: mutates, since: 2, check: holdCheck, apply: apply}
+		if mutates {
+			dsc.encode = func(dst []byte, op *Op) []byte { return AppendString(dst, op.Hold) }
+			dsc.decode = func(d *Decoder, op *Op) (err error) {
+				op.Hold, err = d.String()
+				return err
+			}
+		}
+		define(k, dsc)
+	}
+	holdOnly("confirm", KindConfirm, true, func(s *State, op *Op, res *Result) { s.confirm(op.Hold, res) })
+	holdOnly("cancel", KindCancel, true, func(s *State, op *Op, res *Result) { s.cancel(op.Hold, res) })
+	holdOnly("expire", KindExpire, true, func(s *State, op *Op, res *Result) { s.expireOp(op.Hold, res) })
+	holdOnly("hold.get", KindHoldGet, false, func(s *State, op *Op, res *Result) { s.holdGet(op.Hold, res) })
+	define(KindOrder, &descriptor{
+		name: "order", mutates: true, keyed: true, since: 2,
+		check: func(op *Op) string { return checkDemand(op.Lines) },
+		apply: func(s *State, op *Op, res *Result) { s.order(op, res) },
+		encode: func(dst []byte, op *Op) []byte {
+			return appendDemand(dst, op.Lines)
+		},
+		decode: func(d *Decoder, op *Op) error { return d.demand(op) },
+	})
+}
+
+func checkDemand(lines []Demand) string {
+	if len(lines) == 0 || len(lines) > HoldLinesMax {
+		return "a hold or an order takes 1 to 64 lines"
+	}
+	for i := range lines {
+		if d := CheckGroupKey(lines[i].Group); d != "" {
+			return "line " + strconv.Itoa(i+1) + ": " + d
+		}
+		if d := CheckQuantity(lines[i].N); d != "" {
+			return "line " + strconv.Itoa(i+1) + ": " + d
+		}
+	}
+	return ""
+}
+
+// fingerprintDemand hashes lines in order (FNV-1a, 64 bits).
+func fingerprintDemand(lines []Demand) uint64 {
+	h := fnvOffset
+	for i := range lines {
+		l := &lines[i]
+		h = fnvString(h, l.Group.SKU)
+		h = fnvString(h, l.Group.Condition)
+		h = fnvString(h, l.Group.Source)
+		h = fnvUint(h, uint64(l.N))
+	}
+	return h
+}
+
+// sumDemand sums lines per group, groups in the order of their first line.
+// It returns the index of the first group that is short, or -1.
+func (s *State) sumDemand(lines []Demand) ([]demandGroup, int) {
+	gs := s.demandScratch[:0]
+	for i := range lines {
+		l := &lines[i]
+		j := 0
+		for j < len(gs) && gs[j].key != l.Group {
+			j++
+		}
+		if j == len(gs) {
+			gs = append(gs, demandGroup{key: l.Group, g: s.groups[l.Group], line: i})
+		}
+		gs[j].n += l.N
+	}
+	s.demandScratch = gs
+	for j := range gs {
+		if gs[j].g == nil || !gs[j].g.atLeast(gs[j].n) {
+			return gs, j
+		}
+	}
+	return gs, -1
+}
+
+// take allocates every group's demand with the domain rule and appends the
+// row shares to alloc.
+func take(gs []demandGroup, alloc []holdAlloc) []holdAlloc {
+	for j := range gs {
+		remaining := gs[j].n
+		for _, r := range gs[j].g.rows {
+			if r.count == 0 {
+				continue
+			}
+			t := min(r.count, remaining)
+			r.count -= t
+			remaining -= t
+			alloc = append(alloc, holdAlloc{row: r, count: t})
+			if remaining == 0 {
+				break
+			}
+		}
+		if remaining != 0 {
+			panic(fmt.Sprintf("inventory: group %v total covered %d but rows fell short by %d", gs[j].key, gs[j].n, remaining))
+		}
+		gs[j].g.sub(gs[j].n)
+	}
+	return alloc
+}
+
+func insufficient(gs []demandGroup, short int, res *Result) {
+	res.Code = CodeInsufficient
+	res.ShortLine = gs[short].line
+	if gs[short].g != nil {
+		res.Available = gs[short].g.available()
+	}
+}
+
+func allocations(alloc []holdAlloc) []Allocation {
+	out := make([]Allocation, len(alloc))
+	for i, a := range alloc {
+		out[i] = Allocation{Row: a.row.key, Count: a.count}
+	}
+	return out
+}
+
+// liveHold returns hold id, or nil when it is unknown or finished longer
+// ago than the retention window.
+func (s *State) liveHold(id string) *hold {
+	h := s.holds[id]
+	if h == nil || (h.state != HoldHeld && h.finishedAt+s.retention <= s.now) {
+		return nil
+	}
+	return h
+}
+
+func (s *State) hold(op *Op, res *Result) {
+	fp := fingerprintDemand(op.Lines)
+	if h := s.liveHold(op.Hold); h != nil {
+		if h.fingerprint != fp {
+			s.stats.Mismatches++
+			res.Code, res.Detail = CodeMismatch, "hold "+op.Hold+" exists with other lines"
+			return
+		}
+		s.stats.Repeats++
+		res.Repeat = true
+		res.ExpiresAt = h.expiresAt
+		res.Allocations = allocations(h.alloc)
+		return
+	}
+	gs, short := s.sumDemand(op.Lines)
+	if short >= 0 {
+		insufficient(gs, short, res)
+		return
+	}
+	h := &hold{id: op.Hold, state: HoldHeld, expiresAt: s.now + op.TTL, fingerprint: fp}
+	h.alloc = take(gs, make([]holdAlloc, 0, len(gs)))
+	s.holds[op.Hold] = h // replaces a record past its retention, if any
+	s.pushDeadline(deadline{at: h.expiresAt, h: h})
+	s.stats.HoldsActive++
+	res.Changed = true
+	res.ExpiresAt = h.expiresAt
+	res.Allocations = allocations(h.alloc)
+}
+
+func (s *State) order(op *Op, res *Result) {
+	gs, short := s.sumDemand(op.Lines)
+	if short >= 0 {
+		insufficient(gs, short, res)
+		return
+	}
+	alloc := take(gs, s.allocScratch[:0])
+	res.Changed = true
+	res.Allocations = allocations(alloc)
+	s.allocScratch = alloc[:0]
+}
+
+// finish ends a held hold in state st; cancel and expire return its units.
+func (s *State) finish(h *hold, st HoldState) {
+	if st != HoldConfirmed {
+		for _, a := range h.alloc {
+			r := a.row
+			add := a.count
+			if r.count > CountMax-add {
+				add = CountMax - r.count
+				s.stats.Capped++
+			}
+			r.count += add
+			r.group.add(add)
+		}
+	}
+	h.state = st
+	h.finishedAt = s.now
+	s.finished = append(s.finished, h)
+	s.stats.HoldsActive--
+	if st == HoldExpired {
+		s.stats.Expired++
+	}
+}
+
+func (s *State) confirm(id string, res *Result) {
+	h := s.liveHold(id)
+	if h == nil {
+		res.Code = CodeNotFound
+		return
+	}
+	switch h.state {
+	case HoldHeld:
+		if h.expiresAt <= s.now {
+			s.finish(h, HoldExpired)
+			res.Code, res.Changed = CodeExpired, true
+			return
+		}
+		s.finish(h, HoldConfirmed)
+		res.Changed = true
+	case HoldConfirmed:
+		res.Repeat = true
+	case HoldCancelled:
+		res.Code = CodeCancelled
+	case HoldExpired:
+		res.Code = CodeExpired
+	}
+}
+
+func (s *State) cancel(id string, res *Result) {
+	h := s.liveHold(id)
+	if h == nil {
+		res.Code = CodeNotFound
+		return
+	}
+	switch h.state {
+	case HoldHeld:
+		if h.expiresAt <= s.now {
+			s.finish(h, HoldExpired)
+		} else {
+			s.finish(h, HoldCancelled)
+		}
+		res.Changed = true
+	case HoldConfirmed:
+		res.Code = CodeConfirmed
+	default:
+		res.Repeat = true
+	}
+}
+
+func (s *State) expireOp(id string, res *Result) {
+	h := s.liveHold(id)
+	if h == nil || h.state != HoldHeld || h.expiresAt > s.now {
+		res.Code, res.Detail = CodeInvalid, "hold "+id+" is not held past its deadline"
+		return
+	}
+	s.finish(h, HoldExpired)
+	res.Changed = true
+}
+
+func (s *State) holdGet(id string, res *Result) {
+	h := s.liveHold(id)
+	if h == nil {
+		res.Code = CodeNotFound
+		return
+	}
+	res.State = h.state
+	if h.state == HoldHeld && h.expiresAt <= s.now {
+		res.State = HoldExpired // due; the writer's next batch expires it
+	}
+	res.ExpiresAt = h.expiresAt
+	res.Allocations = allocations(h.alloc)
+}
+
+// NextDue returns the id of a held hold whose deadline is at or before the
+// state's time, the earliest first, or false when there is none. The
+// engine's writer expires it with an Expire op (journaled), and asks again,
+// a bounded number of times per batch.
+func (s *State) NextDue() (string, bool) {
+	for len(s.deadlines) > 0 {
+		top := s.deadlines[0]
+		if top.h.state != HoldHeld || s.holds[top.h.id] != top.h {
+			s.popDeadline()
+			continue
+		}
+		if top.at <= s.now {
+			return top.h.id, true
+		}
+		return "", false
+	}
+	return "", false
+}
+
+// NextDeadline returns the earliest deadline of a held hold, or false.
+func (s *State) NextDeadline() (int64, bool) {
+	for len(s.deadlines) > 0 {
+		top := s.deadlines[0]
+		if top.h.state != HoldHeld || s.holds[top.h.id] != top.h {
+			s.popDeadline()
+			continue
+		}
+		return top.at, true
+	}
+	return 0, false
+}
+
+// HoldDue reports whether hold id is held past its deadline: the engine
+// expires it (a journaled Expire) before it applies a confirm or cancel of
+// it, so that the change stream shows the expiry as such.
+func (s *State) HoldDue(id string) bool {
+	h := s.liveHold(id)
+	return h != nil && h.state == HoldHeld && h.expiresAt <= s.now
+}
+
+func (s *State) pushDeadline(d deadline) {
+	s.deadlines = append(s.deadlines, d)
+	i := len(s.deadlines) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if s.deadlines[p].at <= s.deadlines[i].at {
+			break
+		}
+		s.deadlines[p], s.deadlines[i] = s.deadlines[i], s.deadlines[p]
+		i = p
+	}
+}
+
+func (s *State) popDeadline() {
+	n := len(s.deadlines) - 1
+	s.deadlines[0] = s.deadlines[n]
+	s.deadlines[n] = deadline{}
+	s.deadlines = s.deadlines[:n]
+	i := 0
+	for {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && s.deadlines[l].at < s.deadlines[m].at {
+			m = l
+		}
+		if r < n && s.deadlines[r].at < s.deadlines[m].at {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		s.deadlines[i], s.deadlines[m] = s.deadlines[m], s.deadlines[i]
+		i = m
+	}
+}
+
+// collectHolds forgets up to max finished holds whose retention ended.
+// Answers never depend on it (liveHold checks the window): it only frees
+// memory, so it may run whenever the writer likes.
+func (s *State) collectHolds(max int) {
+	i := 0
+	for i < len(s.finished) && i < max {
+		h := s.finished[i]
+		if h.finishedAt+s.retention > s.now {
+			break
+		}
+		if s.holds[h.id] == h {
+			delete(s.holds, h.id)
+		}
+		s.finished[i] = nil
+		i++
+	}
+	s.finished = s.finished[i:]
+}
+
+// FNV-1a, 64 bits: a fixed function, since fingerprints are kept in
+// snapshots and compared across restarts.
+const (
+	fnvOffset uint64 = 14695981039346656037
+	fnvPrime  uint64 = 1099511628211
+)
+
+func fnvString(h uint64, s string) uint64 {
+	h = fnvUint(h, uint64(len(s)))
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime
+	}
+	return h
+}
+
+func fnvUint(h, v uint64) uint64 {
+	for i := 0; i < 8; i++ {
+		h ^= v & 0xff
+		h *= fnvPrime
+		v >>= 8
+	}
+	return h
+}
+
+func fnvBytes(h uint64, b []byte) uint64 {
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= fnvPrime
+	}
+	return h
+}
+
+// HoldExpiresAt returns the deadline of hold id, if the state knows it.
+func (s *State) HoldExpiresAt(id string) (int64, bool) {
+	h := s.liveHold(id)
+	if h == nil {
+		return 0, false
+	}
+	return h.expiresAt, true
+}
