@@ -57,7 +57,36 @@ type Config struct {
 	NoneFlushBytes int
 	// Logger receives startup, recovery and failure notices (default: none).
 	Logger *slog.Logger
+	// Clock is the time the writer stamps each batch with (default: the
+	// system clock). The state machine sees time only through those
+	// journaled stamps.
+	Clock Clock
+	// Retention is how long finished holds and idempotency keys are
+	// remembered (default 24h).
+	Retention time.Duration
+	// TickInterval is how often the writer checks for holds past their
+	// deadline when no request arrives (default 10ms). Negative: never;
+	// the caller drives expiry with Tick (simulation).
+	TickInterval time.Duration
 }
+
+// Clock tells the time. It is injected so that simulation can run the
+// engine on a clock of its own.
+type Clock interface {
+	Now() time.Time
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// SystemClock is the real clock.
+var SystemClock Clock = systemClock{}
+
+// expirySliceMax bounds the holds one batch expires, so that a million
+// holds with one deadline never stall the writer: the rest are expired by
+// the next batches, which the ticker runs back to back.
+const expirySliceMax = 4096
 
 // Validate fills defaults and checks the fields.
 func (c *Config) Validate() error {
@@ -97,11 +126,37 @@ func (c *Config) Validate() error {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.Clock == nil {
+		c.Clock = SystemClock
+	}
+	if c.Retention == 0 {
+		c.Retention = inventory.RetentionDefault * time.Millisecond
+	}
+	if c.Retention < time.Millisecond {
+		return fmt.Errorf("engine: Retention must be at least 1ms, got %v", c.Retention)
+	}
+	if c.TickInterval == 0 {
+		c.TickInterval = 10 * time.Millisecond
+	}
 	return nil
 }
 
+// Outcome classes of operational errors. Every error the engine returns
+// for a request wraps one of them, so that a front end can tell the client
+// whether the request was applied.
+var (
+	// ErrUnavailable: the request was refused before it was applied (the
+	// engine is closed, or stopped after a journal failure): nothing
+	// happened; retrying anywhere is safe.
+	ErrUnavailable = errors.New("engine: unavailable")
+	// ErrOutcomeUnknown: the request was applied in memory but the journal
+	// failed before it was durable: it may or may not survive a restart.
+	// Retry only with the same idempotency key.
+	ErrOutcomeUnknown = errors.New("engine: outcome unknown")
+)
+
 // ErrClosed is returned for requests submitted after Close.
-var ErrClosed = errors.New("engine: closed")
+var ErrClosed = fmt.Errorf("%w: closed", ErrUnavailable)
 
 // Engine is the reservation engine. Its methods are safe for concurrent
 // use.
@@ -138,6 +193,8 @@ type Engine struct {
 	kick        chan struct{} // capacity 1: the flusher has work
 	stop        chan struct{}
 	flusherDone chan struct{}
+	tickerDone  chan struct{}
+	backlog     bool // more holds are due than one batch expired; guarded by mu
 
 	opsSinceSnap int64 // guarded by mu
 	journaled    int64 // guarded by mu
@@ -182,10 +239,17 @@ func Open(cfg Config) (*Engine, error) {
 		kick:        make(chan struct{}, 1),
 		stop:        make(chan struct{}),
 		flusherDone: make(chan struct{}),
+		tickerDone:  make(chan struct{}),
 	}
+	state.SetRetention(cfg.Retention.Milliseconds())
 	e.room = sync.NewCond(&e.mu)
 	e.requestPool.New = func() any { return NewRequest() }
 	go e.flusher()
+	if cfg.TickInterval > 0 {
+		go e.ticker()
+	} else {
+		close(e.tickerDone)
+	}
 	return e, nil
 }
 
@@ -220,22 +284,29 @@ func (e *Engine) Submit(r *Request) error {
 		return ErrClosed
 	}
 	if e.failure != nil {
-		r.Err = e.failure
+		r.Err = fmt.Errorf("%w: the journal failed: %w", ErrUnavailable, e.failure)
 		e.mu.Unlock()
 		r.done <- struct{}{}
 		return nil
 	}
 	r.Err = nil
 	e.appliedSince++
+	e.beginLocked()
 	if r.fn != nil {
 		r.fn(e.state)
 	} else {
+		if k := r.Op.Kind; (k == inventory.KindConfirm || k == inventory.KindCancel) && e.state.HoldDue(r.Op.Hold) {
+			// Expire it first, as its own journaled op: the change stream
+			// then shows an expiry, and the confirm or cancel meets an
+			// expired hold.
+			e.applyLocked(inventory.Expire(r.Op.Hold), nil)
+		}
 		res := e.state.Apply(&r.Op, r.Lines)
 		if res.Lines != nil {
 			r.Lines = res.Lines
 		}
 		r.Result = res
-		if res.Code == inventory.CodeOK && r.Op.Kind.Mutates() {
+		if res.Changed && r.Op.Kind.Mutates() {
 			e.journal.Add(&r.Op)
 			e.opsSinceSnap++
 			e.journaled++
@@ -245,8 +316,12 @@ func (e *Engine) Submit(r *Request) error {
 	var kick, replyNow bool
 	switch e.cfg.Durability {
 	case DurabilityNone:
-		// Reply now; the flusher writes in large chunks.
-		kick = e.journal.PendingBytes() >= e.cfg.NoneFlushBytes || e.opsSinceSnap >= e.cfg.SnapshotEveryOps
+		// Reply now; frames are written in large chunks (beginLocked and
+		// the flusher's tick write them).
+		if e.journal.PendingBytes() >= e.cfg.NoneFlushBytes {
+			e.writePendingLocked()
+		}
+		kick = e.opsSinceSnap >= e.cfg.SnapshotEveryOps
 		replyNow = true
 	case DurabilityWrite:
 		// The op's frame goes to the operating system now, under the
@@ -255,11 +330,8 @@ func (e *Engine) Submit(r *Request) error {
 		// cheaper than handing the op to the flusher and parking until it
 		// wrote: measured on the server's one-op-per-connection path. The
 		// flusher still takes snapshots.
-		if frame := e.journal.Seal(); frame != nil {
-			if err := e.journal.WriteFrame(frame); err != nil {
-				e.failLocked(err)
-				r.Err = err
-			}
+		if err := e.writePendingLocked(); err != nil {
+			r.Err = fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
 		}
 		kick = e.opsSinceSnap >= e.cfg.SnapshotEveryOps
 		replyNow = true
@@ -280,6 +352,139 @@ func (e *Engine) Submit(r *Request) error {
 		r.done <- struct{}{}
 	}
 	return nil
+}
+
+// beginLocked starts a batch if none is open: it stamps the journal's
+// pending frame with the clock (never going back), sets the state
+// machine's time to it, expires a bounded slice of the holds due by then,
+// and lets the state machine free what its retention let go. In write and
+// none modes, a frame left open from an earlier millisecond is written
+// first, so that every op is applied at a fresh stamp. In fsync mode a
+// frame stays open until the flusher takes it, at most one fdatasync.
+func (e *Engine) beginLocked() {
+	now := e.cfg.Clock.Now().UnixMilli()
+	if e.journal.Pending() > 0 {
+		if e.cfg.Durability == DurabilityFsync || now <= e.journal.Stamp() {
+			return
+		}
+		if e.writePendingLocked() != nil {
+			return
+		}
+	}
+	e.state.SetTime(now)
+	e.journal.SetStamp(e.state.Now())
+	e.expireLocked()
+	e.state.Collect()
+}
+
+// expireLocked expires up to expirySliceMax holds due by the state's time,
+// each a journaled Expire op.
+func (e *Engine) expireLocked() {
+	n := 0
+	for ; n < expirySliceMax; n++ {
+		id, ok := e.state.NextDue()
+		if !ok {
+			break
+		}
+		e.applyLocked(inventory.Expire(id), nil)
+	}
+	e.backlog = n == expirySliceMax
+}
+
+// applyLocked applies an op the writer makes itself (an expiry) and
+// journals it.
+func (e *Engine) applyLocked(op inventory.Op, lines []inventory.Line) inventory.Result {
+	if op.Kind == inventory.KindExpire {
+		if at, ok := e.state.HoldExpiresAt(op.Hold); ok {
+			e.stats.expiry(e.cfg.Clock.Now().UnixMilli() - at)
+		}
+	}
+	res := e.state.Apply(&op, lines)
+	if !res.Changed {
+		panic(fmt.Sprintf("engine: the writer's own %s op changed nothing: %s %s", op.Kind, res.Code, res.Detail))
+	}
+	e.journal.Add(&op)
+	e.opsSinceSnap++
+	e.journaled++
+	return res
+}
+
+// writePendingLocked writes the pending frame under the lock (write and
+// none modes: every frame is written under mu there, so writes never
+// interleave). A failure stops the engine.
+func (e *Engine) writePendingLocked() error {
+	frame := e.journal.Seal()
+	if frame == nil {
+		return nil
+	}
+	if err := e.journal.WriteFrame(frame); err != nil {
+		e.failLocked(err)
+		return err
+	}
+	return nil
+}
+
+// Tick runs one batch with no request: it expires the holds due by the
+// clock's time (a bounded slice) and reports whether more are due. The
+// engine's ticker calls it every TickInterval; with a negative
+// TickInterval the caller does (simulation).
+func (e *Engine) Tick() (backlog bool, err error) {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return false, ErrClosed
+	}
+	if e.failure != nil {
+		e.mu.Unlock()
+		return false, fmt.Errorf("%w: the journal failed: %w", ErrUnavailable, e.failure)
+	}
+	e.backlog = false
+	e.beginLocked()
+	backlog = e.backlog
+	kick := false
+	switch {
+	case e.journal.Pending() == 0:
+	case e.cfg.Durability == DurabilityFsync:
+		kick = !e.kicked
+		e.kicked = true
+	default:
+		// An expiry that nobody waits for is still written now in write
+		// mode; none mode leaves it to the flusher's tick.
+		if e.cfg.Durability == DurabilityWrite {
+			e.writePendingLocked()
+		}
+	}
+	e.mu.Unlock()
+	if kick {
+		e.kick <- struct{}{}
+	}
+	return backlog, nil
+}
+
+// ticker expires holds when no request comes: every TickInterval, and back
+// to back while a backlog of due holds remains.
+func (e *Engine) ticker() {
+	defer close(e.tickerDone)
+	t := time.NewTicker(e.cfg.TickInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-t.C:
+		}
+		for {
+			backlog, err := e.Tick()
+			if err != nil || !backlog {
+				break
+			}
+			select {
+			case <-e.stop:
+				return
+			default:
+			}
+		}
+	}
 }
 
 func (e *Engine) do(op inventory.Op, lines []inventory.Line) (inventory.Result, error) {
@@ -338,6 +543,7 @@ func (e *Engine) Close() error {
 	e.room.Broadcast()
 	e.mu.Unlock()
 	close(e.stop)
+	<-e.tickerDone
 	<-e.flusherDone
 	e.snapshotWG.Wait()
 	err := e.journal.Close()
@@ -399,15 +605,23 @@ func (e *Engine) flush(spare []*Request) []*Request {
 	e.waiting = spare[:0]
 	applied := e.appliedSince
 	e.appliedSince = 0
-	frame := e.journal.Seal()
+	var frame []byte
+	if e.cfg.Durability == DurabilityFsync {
+		frame = e.journal.Seal()
+	} else {
+		// write and none: frames are written under mu.
+		e.writePendingLocked()
+	}
 	e.room.Broadcast()
-	var snapRows []inventory.Row
-	var snapLSN uint64
+	var snap *journal.Snapshot
 	if e.opsSinceSnap >= e.cfg.SnapshotEveryOps && !e.snapshotting.Load() && e.failure == nil {
 		// A frame boundary: everything added so far is in frame or
 		// before it.
-		snapLSN = e.journal.NextLSN() - 1
-		snapRows = e.state.AppendRows(make([]inventory.Row, 0, e.state.Len()))
+		snap = &journal.Snapshot{
+			LSN:      e.journal.NextLSN() - 1,
+			Rows:     e.state.AppendRows(make([]inventory.Row, 0, e.state.Len())),
+			Sections: e.state.Sections(),
+		}
 		e.opsSinceSnap = 0
 	}
 	failure := e.failure
@@ -426,7 +640,10 @@ func (e *Engine) flush(spare []*Request) []*Request {
 		}
 		if err != nil {
 			e.fail(err)
+			err = fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
 		}
+	} else if err != nil {
+		err = fmt.Errorf("%w: the journal failed: %w", ErrUnavailable, err)
 	}
 	// In none mode replies do not wait for the flush; the batch is then
 	// what was applied since the last one.
@@ -438,8 +655,8 @@ func (e *Engine) flush(spare []*Request) []*Request {
 		r.done <- struct{}{}
 		batch[i] = nil
 	}
-	if snapRows != nil && err == nil {
-		e.startSnapshot(snapLSN, snapRows)
+	if snap != nil && err == nil {
+		e.startSnapshot(snap)
 	}
 	return batch
 }
@@ -459,22 +676,22 @@ func (e *Engine) failLocked(err error) {
 	}
 }
 
-// startSnapshot writes a snapshot of rows (copied at a frame boundary, as
-// the state after op lsn) on its own goroutine.
-func (e *Engine) startSnapshot(lsn uint64, rows []inventory.Row) {
+// startSnapshot writes a snapshot (copied at a frame boundary) on its own
+// goroutine.
+func (e *Engine) startSnapshot(snap *journal.Snapshot) {
 	e.snapshotting.Store(true)
 	e.snapshotWG.Add(1)
 	go func() {
 		defer e.snapshotWG.Done()
 		defer e.snapshotting.Store(false)
 		start := time.Now()
-		slices.SortFunc(rows, func(a, b inventory.Row) int { return inventory.CompareRowKeys(a.Key, b.Key) })
-		if err := e.journal.WriteSnapshot(lsn, rows); err != nil {
+		slices.SortFunc(snap.Rows, func(a, b inventory.Row) int { return inventory.CompareRowKeys(a.Key, b.Key) })
+		if err := e.journal.WriteSnapshot(snap); err != nil {
 			// The journal still holds every op; recovery just replays more.
-			e.cfg.Logger.Error("engine: snapshot failed", "lsn", lsn, "err", err)
+			e.cfg.Logger.Error("engine: snapshot failed", "lsn", snap.LSN, "err", err)
 			return
 		}
 		e.stats.snapshots.Add(1)
-		e.cfg.Logger.Info("engine: snapshot written", "lsn", lsn, "rows", len(rows), "took", time.Since(start))
+		e.cfg.Logger.Info("engine: snapshot written", "lsn", snap.LSN, "rows", len(snap.Rows), "took", time.Since(start))
 	}()
 }

@@ -174,12 +174,15 @@ func TestJournalFailureStopsTheEngine(t *testing.T) {
 	e := mustOpen(t, Config{Dir: "/d", FS: fs})
 	must(e.Stock(rk("a", "w1"), 5, 1))
 	fs.FailSyncs(true)
-	if _, err := e.Capture(gk("a"), 1, nil); !errors.Is(err, vfs.ErrInjected) {
-		t.Fatalf("capture during a failing sync: %v", err)
+	if _, err := e.Capture(gk("a"), 1, nil); !errors.Is(err, vfs.ErrInjected) || !errors.Is(err, ErrOutcomeUnknown) {
+		t.Fatalf("capture during a failing sync: want an unknown outcome, got %v", err)
 	}
 	fs.FailSyncs(false)
-	if _, err := e.Capture(gk("a"), 1, nil); !errors.Is(err, vfs.ErrInjected) {
-		t.Fatalf("capture after a failed sync must fail too: %v", err)
+	if _, err := e.Capture(gk("a"), 1, nil); !errors.Is(err, vfs.ErrInjected) || !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrOutcomeUnknown) {
+		t.Fatalf("capture after a failed sync must be refused (unavailable): %v", err)
+	}
+	if _, err := e.Get(rk("a", "w1")); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a read after a failed sync must be refused too: %v", err)
 	}
 	if !e.Stats().Failed {
 		t.Fatal("stats do not say failed")

@@ -3,6 +3,8 @@ package engine
 import (
 	"sync/atomic"
 	"time"
+
+	"allot/inventory"
 )
 
 // BatchSizeBounds are the upper bounds (inclusive) of the batch size
@@ -32,6 +34,23 @@ type Stats struct {
 	BatchSize    [len(BatchSizeBounds) + 1]int64
 	SyncLatency  [len(SyncLatencyBounds) + 1]int64
 	Failed       bool // a journal write or sync failed; the engine refuses requests
+
+	// The state machine's counters: holds held, expired, repeats answered
+	// from a key, mismatches, capped returns, keys remembered.
+	State inventory.Stats
+	// ExpiryLag counts expiries by how long after its deadline (by the
+	// engine's clock) each hold's units came back, with the bounds of
+	// ExpiryLagBounds; ExpiryLagMax is the largest.
+	ExpiryLag    [len(ExpiryLagBounds) + 1]int64
+	ExpiryLagMax time.Duration
+}
+
+// ExpiryLagBounds are the upper bounds of the expiry lag histogram's
+// buckets.
+var ExpiryLagBounds = [...]time.Duration{
+	time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond, 25 * time.Millisecond,
+	50 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond,
+	time.Second, 5 * time.Second,
 }
 
 type stats struct {
@@ -43,6 +62,21 @@ type stats struct {
 	snapshots    atomic.Int64
 	batchSize    [len(BatchSizeBounds) + 1]atomic.Int64
 	syncLatency  [len(SyncLatencyBounds) + 1]atomic.Int64
+	expiryLag    [len(ExpiryLagBounds) + 1]atomic.Int64
+	expiryLagMax atomic.Int64 // nanoseconds
+}
+
+// expiry records a hold expired lagMS milliseconds after its deadline.
+func (s *stats) expiry(lagMS int64) {
+	d := time.Duration(max(lagMS, 0)) * time.Millisecond
+	i := 0
+	for i < len(ExpiryLagBounds) && d > ExpiryLagBounds[i] {
+		i++
+	}
+	s.expiryLag[i].Add(1)
+	if int64(d) > s.expiryLagMax.Load() {
+		s.expiryLagMax.Store(int64(d))
+	}
 }
 
 func (s *stats) batch(size int) {
@@ -82,7 +116,12 @@ func (e *Engine) Stats() Stats {
 	}
 	e.mu.Lock()
 	out.Journaled = e.journaled
+	out.State = e.state.Stats()
 	e.mu.Unlock()
+	for i := range s.expiryLag {
+		out.ExpiryLag[i] = s.expiryLag[i].Load()
+	}
+	out.ExpiryLagMax = time.Duration(s.expiryLagMax.Load())
 	for i := range s.batchSize {
 		out.BatchSize[i] = s.batchSize[i].Load()
 	}
