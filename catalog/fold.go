@@ -1,0 +1,129 @@
+package catalog
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// FoldRune is Unicode simple case folding of one rune, as this project
+// defines it from Go's unicode tables:
+//
+//   - a rune whose unicode.SimpleFold orbit is itself (no case partner:
+//     digits, punctuation, 'ß', 'İ', 'ı', CJK) folds to itself;
+//   - any other rune folds to unicode.ToLower of the smallest rune of its
+//     orbit.
+//
+// So 'A' and 'a' fold to 'a'; 'K', 'k' and 'K' (KELVIN SIGN) to 'k'; 'S',
+// 's' and 'ſ' (LONG S) to 's'; 'Σ', 'σ' and 'ς' to 'σ'; 'ẞ' and 'ß' to
+// 'ß'. This agrees with CaseFolding.txt's C+S mappings (two strings fold
+// equal exactly when strings.EqualFold says so, rune by rune) and picks
+// the lowercase member as the representative, except for the few scripts
+// CaseFolding folds to uppercase (Cherokee), where it picks the lowercase
+// one: equality is the same, and only the order of those titles among
+// themselves depends on the choice. No full folding ('ß' is not "ss"), no
+// normalization (a precomposed 'é' and 'e'+U+0301 differ), no locale rules
+// (Turkish dotted I is not special).
+func FoldRune(r rune) rune {
+	if r < utf8.RuneSelf {
+		if 'A' <= r && r <= 'Z' {
+			return r + ('a' - 'A')
+		}
+		return r
+	}
+	next := unicode.SimpleFold(r)
+	if next == r {
+		return r
+	}
+	least := r
+	for f := next; f != r; f = unicode.SimpleFold(f) {
+		if f < least {
+			least = f
+		}
+	}
+	return unicode.ToLower(least)
+}
+
+// Fold returns s with every rune folded by FoldRune. Invalid UTF-8 bytes
+// are kept as they are. When nothing changes, s itself is returned (no
+// allocation), which is what lets the index share a title that is already
+// folded.
+func Fold(s string) string {
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				break
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r != utf8.RuneError && FoldRune(r) != r {
+			break
+		}
+		i += size
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteByte(c)
+		} else {
+			b.WriteRune(FoldRune(r))
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// HasFoldedPrefix reports whether Fold(s) starts with prefix, which must
+// be folded already, without allocating: the brand filter runs it on every
+// record a brand query walks past.
+func HasFoldedPrefix(s, prefix string) bool {
+	var buf [utf8.UTFMax]byte
+	for prefix != "" {
+		if s == "" {
+			return false
+		}
+		c := s[0]
+		if c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if prefix[0] != c {
+				return false
+			}
+			s, prefix = s[1:], prefix[1:]
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s)
+		var folded []byte
+		if r == utf8.RuneError && size == 1 {
+			buf[0] = c
+			folded = buf[:1]
+		} else {
+			folded = buf[:utf8.EncodeRune(buf[:], FoldRune(r))]
+		}
+		if len(prefix) < len(folded) || prefix[:len(folded)] != string(folded) {
+			return false
+		}
+		s, prefix = s[size:], prefix[len(folded):]
+	}
+	return true
+}
