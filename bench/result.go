@@ -97,6 +97,12 @@ type Result struct {
 	// Sweep is set when the run is one point of a --sweep.
 	Sweep *SweepPoint `json:"sweep,omitempty"`
 
+	// DataDirs are the file systems the store's data lay on (its journal,
+	// write-ahead log or append-only file), so that a durability figure is
+	// never read without knowing whether fsync reached a disk; empty when
+	// the bench could not learn where the store keeps its data.
+	DataDirs []DataDir `json:"data_dirs,omitempty"`
+
 	// Extra holds a workload kind's own figures (Kind), by name, for
 	// example "expiry_lag_p99_ms" or "duplicates"; nil for "ims".
 	Extra map[string]any `json:"extra,omitempty"`
@@ -167,4 +173,29 @@ type SweepPoint struct {
 	Value float64 `json:"value"`
 	// Label is "param=value", as given on the command line.
 	Label string `json:"label"`
+}
+
+// DataDir is the file system of one data directory of a store.
+type DataDir struct {
+	Path string `json:"path"`
+	// FSType is the kernel's name of the file system ("ext4", "tmpfs").
+	FSType string `json:"fs_type"`
+	// MountPoint and MountOptions are those of the mount holding Path
+	// (options of the mount and of the file system, "rw,relatime,discard").
+	MountPoint   string `json:"mount_point,omitempty"`
+	MountOptions string `json:"mount_options,omitempty"`
+	// Memory is true on tmpfs and ramfs, where fsync survives no power loss.
+	Memory bool `json:"memory,omitempty"`
+}
+
+// String is "ext4 (rw,relatime)", with a warning on a memory file system.
+func (d DataDir) String() string {
+	if d.FSType == "" {
+		return "unknown"
+	}
+	s := d.FSType + " (" + d.MountOptions + ")"
+	if d.Memory {
+		s += " in memory: fsync proves nothing"
+	}
+	return s
 }

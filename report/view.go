@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,16 +48,21 @@ type keyValue struct{ Key, Value string }
 
 // runView is one row of the comparison table and one entry of the checks.
 type runView struct {
-	Number          int
-	Label           string
-	Color           int
-	Store           string
-	Workload        string
-	WorkloadDetail  string
-	Mode            string
-	Workers         int
-	Pipeline        int
-	Durability      string
+	Number         int
+	Label          string
+	Color          int
+	Store          string
+	Workload       string
+	WorkloadDetail string
+	Mode           string
+	Workers        int
+	Pipeline       int
+	Durability     string
+	// Disk is the file system of the store's data ("ext4 (rw,relatime)"),
+	// DiskDetail its paths and mounts, DiskMemory set on tmpfs or ramfs.
+	Disk            string
+	DiskDetail      string
+	DiskMemory      bool
 	Sweep           string
 	Status          string
 	StatusOK        bool
@@ -179,6 +185,7 @@ func newRunView(i int, r *bench.Result, label string, color int) runView {
 			v.LateOps += " (≤ " + msText(ol.LatenessMaxMS) + " ms)"
 		}
 	}
+	v.Disk, v.DiskDetail, v.DiskMemory = diskText(r.DataDirs)
 	return v
 }
 
@@ -437,4 +444,19 @@ func commitText(env sysinfo.Env) string {
 		return env.AllotCommit + " (with uncommitted changes)"
 	}
 	return env.AllotCommit
+}
+
+// diskText summarises the file systems of a run's data directories: the
+// distinct types and options, the paths and mount points for a tooltip,
+// and whether any is in memory (where fsync proves nothing).
+func diskText(dirs []bench.DataDir) (short, detail string, memory bool) {
+	var shorts, details []string
+	for _, d := range dirs {
+		if s := d.String(); !slices.Contains(shorts, s) {
+			shorts = append(shorts, s)
+		}
+		details = append(details, d.Path+" on "+d.MountPoint+": "+d.FSType+" ("+d.MountOptions+")")
+		memory = memory || d.Memory
+	}
+	return strings.Join(shorts, "; "), strings.Join(details, "\n"), memory
 }

@@ -577,6 +577,9 @@ func (j *benchJob) runStore(ctx context.Context, cfg bench.RunConfig, info bench
 		return notRun(bench.StatusFailed, err), nil
 	}
 	probe.finish(ctx, res)
+	if j.f.addr == "" || cfg.Store == "embedded" {
+		res.DataDirs = dataDirs(ctx, st, cfg.Store, cfg.Durability, j.stderr)
+	}
 	return res, nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"allot/engine"
+	"allot/internal/fsinfo"
 	"allot/server"
 )
 
@@ -116,7 +117,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		pprofAddr       string
 		shutdownTimeout time.Duration
 	)
-	ef.string(&dir, "data", "ALLOT_DATA", ".allot/data", "data directory: journal and snapshots (created if missing)")
+	ef.string(&dir, "data", "ALLOT_DATA", "", "data directory: journal and snapshots, created if missing (default: .allot/data of the allot checkout, else $XDG_DATA_HOME/allot/data; never the temporary folder)")
 	ef.string(&durability, "durability", "ALLOT_DURABILITY", "fsync", "fsync (survives power loss), write (survives a process crash) or none")
 	ef.string(&cfg.RESPAddr, "resp", "ALLOT_RESP", server.DefaultRESPAddr, "RESP listen address; empty disables RESP")
 	ef.string(&cfg.HTTPAddr, "http", "ALLOT_HTTP", server.DefaultHTTPAddr, "HTTP listen address; empty disables HTTP")
@@ -149,10 +150,18 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if err := check.Validate(); err != nil {
 		return &exitError{code: 2, msg: err.Error()}
 	}
+	if dir == "" {
+		root, err := fsinfo.DataRoot()
+		if err != nil {
+			return &exitError{code: 2, msg: err.Error() + " (give --data)"}
+		}
+		dir = filepath.Join(root, "data")
+	}
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
 	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "allot serve: "+format+"\n", a...) }
+	warnMemoryFS(dir, mode, logf)
 
 	e, err := engine.Open(engine.Config{Dir: dir, Durability: mode, Logger: slog.New(slog.NewTextHandler(stderr, nil))})
 	if err != nil {
@@ -209,6 +218,21 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return shutErr
 	}
 	return nil
+}
+
+// warnMemoryFS says loudly when fsync mode runs on tmpfs or ramfs: every
+// fdatasync there returns at once and survives no power loss, so the mode
+// promises what the disk cannot keep.
+func warnMemoryFS(dir string, mode engine.Durability, logf func(string, ...any)) {
+	info, err := fsinfo.Describe(dir)
+	if err != nil {
+		logf("cannot tell the file system of %s: %v", dir, err)
+		return
+	}
+	logf("data dir %s is on %s", dir, info)
+	if info.Memory && mode == engine.DurabilityFsync {
+		logf("WARNING: durability fsync on a memory file system (%s at %s): fsync there survives no power loss; put --data on a disk", info.Type, info.MountPoint)
+	}
 }
 
 func servePprof(addr string) (func(), error) {

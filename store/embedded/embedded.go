@@ -1,6 +1,7 @@
 // Package embedded is the bench store "embedded": allot's engine running in
-// the bench's own process, on a data directory (a fresh temporary one
-// removed on Close, unless store.Config.DataDir names one).
+// the bench's own process, on a data directory (a fresh temporary one under
+// the project's .allot/tmp, removed on Close, unless store.Config.DataDir
+// names one).
 //
 // Every session calls the engine directly; there is no connection and no
 // serialisation, so the gap between this store and "memory" is the cost of
@@ -13,6 +14,7 @@ import (
 	"os"
 
 	"allot/engine"
+	"allot/internal/fsinfo"
 	"allot/inventory"
 	"allot/store"
 )
@@ -41,7 +43,9 @@ func Open(_ context.Context, cfg store.Config) (store.Store, error) {
 	}
 	s := &Store{cfg: engine.Config{Dir: cfg.DataDir, Durability: dur}, pipeline: cfg.Pipeline}
 	if s.cfg.Dir == "" {
-		dir, err := os.MkdirTemp("", "allot-embedded-")
+		// Beside the project's other data, not in the system's temporary
+		// folder: that is often tmpfs, where fsync proves nothing.
+		dir, err := fsinfo.TempDataDir("embedded-")
 		if err != nil {
 			return nil, fmt.Errorf("embedded: temporary data directory: %w", err)
 		}
@@ -68,6 +72,9 @@ func (s *Store) removeTemp() {
 		os.RemoveAll(s.tempDir)
 	}
 }
+
+// DataDir returns the engine's data directory (store.DataDirer).
+func (s *Store) DataDir() string { return s.cfg.Dir }
 
 // Engine returns the engine, for tests.
 func (s *Store) Engine() *engine.Engine { return s.eng }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"allot/internal/fsinfo"
 	"allot/store"
 )
 
@@ -70,7 +71,8 @@ func StartProcess(ctx context.Context, binary string, cfg store.Config, extra ..
 	}
 	ch := &Process{dataDir: cfg.DataDir, exited: make(chan struct{})}
 	if ch.dataDir == "" {
-		if ch.dataDir, err = os.MkdirTemp("", "allot-bench-"); err != nil {
+		// Not the system's temporary folder, often tmpfs.
+		if ch.dataDir, err = fsinfo.TempDataDir("serve-"); err != nil {
 			return nil, fmt.Errorf("store/remote: temporary data directory: %w", err)
 		}
 		ch.tempDir = true
@@ -151,6 +153,9 @@ func (ch *Process) logTail() string {
 
 // Addr returns the server's RESP address.
 func (ch *Process) Addr() string { return ch.addr }
+
+// DataDir returns the server's data directory.
+func (ch *Process) DataDir() string { return ch.dataDir }
 
 // Log returns the server's last log lines.
 func (ch *Process) Log() string { return ch.logTail() }
