@@ -1,6 +1,10 @@
 package inventory
 
-import "fmt"
+import (
+	"fmt"
+
+	"allot/catalog"
+)
 
 // Kind is the kind of an Op. The numbers are stable: they are written to the
 // journal. Every kind has one descriptor (descriptor.go) that says its name,
@@ -83,6 +87,10 @@ type Op struct {
 	TTL int64
 	// Lines are the demand of a hold or an order, in request order.
 	Lines []Demand
+	// Record is catalog.set's record; Query is search's query (see
+	// catalog_op.go). Pointers keep the ops that do not use them small.
+	Record *catalog.Record
+	Query  *catalog.Query
 }
 
 // Demand is one line of a hold or an order: n units of a group.
@@ -248,6 +256,9 @@ type Result struct {
 	ExpiresAt int64
 	// State: hold-get's hold state.
 	State HoldState
+	// Record: catalog.get's record. Hits: search's results.
+	Record *catalog.Record
+	Hits   []catalog.Result
 	// Detail: what was wrong, for CodeInvalid, CodeOverflow and
 	// CodeMismatch.
 	Detail string

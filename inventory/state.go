@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+
+	"allot/catalog"
 )
 
 // State is the whole inventory: rows, and an index of groups whose rows are
@@ -41,6 +43,7 @@ type State struct {
 	deadlines []deadline // min-heap by at; see deadline
 	finished  []*hold    // finished holds in finish order, for collection
 	keys      keyTable
+	catalog   *catalog.Catalog // nil until the first catalog op; see catalog_op.go
 
 	stats Stats
 
@@ -160,7 +163,7 @@ func (s *State) Apply(op *Op, lines []Line) Result {
 		}
 		return res
 	}
-	s.opScratch = AppendOp(s.opScratch[:0], &Op{Kind: op.Kind, Key: op.Key, N: op.N, Price: op.Price, Hold: op.Hold, TTL: op.TTL, Lines: op.Lines})
+	s.opScratch = AppendOp(s.opScratch[:0], &Op{Kind: op.Kind, Key: op.Key, N: op.N, Price: op.Price, Hold: op.Hold, TTL: op.TTL, Lines: op.Lines, Record: op.Record})
 	fp := fnvBytes(fnvOffset, s.opScratch)
 	if e, ok := s.keys.lookup(op.IdempotencyKey); ok && e.stamp+s.retention > s.now {
 		if e.fingerprint != fp {
@@ -339,6 +342,9 @@ func (s *State) Clone() *State {
 		panic("inventory: clone: " + err.Error())
 	}
 	if err := c.LoadKeys(s.AppendKeys(nil)); err != nil {
+		panic("inventory: clone: " + err.Error())
+	}
+	if err := c.loadCatalog(s.appendCatalog(nil)); err != nil {
 		panic("inventory: clone: " + err.Error())
 	}
 	return c
