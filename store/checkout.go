@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"allot/inventory"
@@ -385,4 +388,100 @@ func SameCart(a, b []CartLine) bool {
 		}
 	}
 	return true
+}
+
+// Text forms of a cart and of a reply, for stores that keep them in a
+// column or a value (an idempotency table, a hold's request): fields are
+// joined by the unit separator and records by the record separator, which
+// the identifier rule keeps out of every id, so the form is unambiguous
+// without escaping.
+const (
+	fieldSep  = "\x1f"
+	recordSep = "\x1e"
+)
+
+// EncodeCart returns the text form of a cart: two carts have the same form
+// exactly when SameCart says they are the same.
+func EncodeCart(lines []CartLine) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(l.Group.SKU)
+		b.WriteString(fieldSep)
+		b.WriteString(l.Group.Condition)
+		b.WriteString(fieldSep)
+		b.WriteString(l.Group.Source)
+		b.WriteString(fieldSep)
+		b.WriteString(strconv.FormatInt(l.N, 10))
+		b.WriteString(recordSep)
+	}
+	return b.String()
+}
+
+// EncodeReply returns the text form of a Hold or Order reply: its code,
+// deadline, and lines or short line; Detail is not kept.
+func EncodeReply(r *HoldResult) string {
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(int(r.Code)))
+	b.WriteString(fieldSep)
+	b.WriteString(strconv.FormatInt(r.ExpiresAtMS, 10))
+	b.WriteString(fieldSep)
+	b.WriteString(strconv.Itoa(r.Short))
+	b.WriteString(fieldSep)
+	b.WriteString(strconv.FormatInt(r.Available, 10))
+	b.WriteString(recordSep)
+	for _, l := range r.Lines {
+		b.WriteString(l.Row.SKU)
+		b.WriteString(fieldSep)
+		b.WriteString(l.Row.Warehouse)
+		b.WriteString(fieldSep)
+		b.WriteString(l.Row.Condition)
+		b.WriteString(fieldSep)
+		b.WriteString(l.Row.Source)
+		b.WriteString(fieldSep)
+		b.WriteString(strconv.FormatInt(l.Count, 10))
+		b.WriteString(recordSep)
+	}
+	return b.String()
+}
+
+// DecodeReply parses what EncodeReply wrote into r (r.Lines reused). A
+// malformed text is an error naming what was wrong, and leaves r reset.
+func DecodeReply(s string, r *HoldResult) error {
+	r.Reset()
+	head, rest, ok := strings.Cut(s, recordSep)
+	if !ok {
+		return fmt.Errorf("store: reply %q has no header record", s)
+	}
+	f := strings.Split(head, fieldSep)
+	if len(f) != 4 {
+		return fmt.Errorf("store: reply header has %d fields, want 4", len(f))
+	}
+	code, err1 := strconv.ParseUint(f[0], 10, 8)
+	exp, err2 := strconv.ParseInt(f[1], 10, 64)
+	short, err3 := strconv.Atoi(f[2])
+	avail, err4 := strconv.ParseInt(f[3], 10, 64)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return fmt.Errorf("store: reply header %q: %w", head, err)
+	}
+	r.Code, r.ExpiresAtMS, r.Short, r.Available = CheckoutCode(code), exp, short, avail
+	for rest != "" {
+		var rec string
+		rec, rest, ok = strings.Cut(rest, recordSep)
+		if !ok {
+			r.Reset()
+			return fmt.Errorf("store: reply line %q is not terminated", rec)
+		}
+		f := strings.Split(rec, fieldSep)
+		if len(f) != 5 {
+			r.Reset()
+			return fmt.Errorf("store: reply line %q has %d fields, want 5", rec, len(f))
+		}
+		n, err := strconv.ParseInt(f[4], 10, 64)
+		if err != nil {
+			r.Reset()
+			return fmt.Errorf("store: reply line %q: %w", rec, err)
+		}
+		r.Lines = append(r.Lines, HoldLine{Row: inventory.RowKey{SKU: f[0], Warehouse: f[1], Condition: f[2], Source: f[3]}, Count: n})
+	}
+	return nil
 }

@@ -1,0 +1,21 @@
+package postgres_test
+
+import (
+	"testing"
+
+	"allot/bench/cart"
+	"allot/store"
+	"allot/store/storetest"
+)
+
+func TestCheckoutConformance(t *testing.T) {
+	for _, d := range []store.Durability{store.DurabilityFsync, store.DurabilityNone} {
+		t.Run(string(d), func(t *testing.T) {
+			storetest.RunCheckout(t, func(t *testing.T) store.Store { return open(t, d) })
+		})
+	}
+}
+
+func TestCheckoutBench(t *testing.T) {
+	cart.RunOnStore(t, func(t *testing.T) store.Store { return open(t, store.DurabilityWrite) })
+}

@@ -1,0 +1,1 @@
+UPDATE holds SET state = 3 WHERE id = $1

@@ -1,0 +1,1 @@
+SELECT state, expires_at, cart FROM holds WHERE id = $1

@@ -1,0 +1,1 @@
+SELECT cart, reply FROM order_keys WHERE key = $1

@@ -1,0 +1,1 @@
+UPDATE order_keys SET reply = $2 WHERE key = $1
