@@ -3,7 +3,7 @@ package postgres_test
 import (
 	"testing"
 
-	"allot/bench/cart"
+	"allot/bench/cart/carttest"
 	"allot/store"
 	"allot/store/storetest"
 )
@@ -17,5 +17,5 @@ func TestCheckoutConformance(t *testing.T) {
 }
 
 func TestCheckoutBench(t *testing.T) {
-	cart.RunOnStore(t, func(t *testing.T) store.Store { return open(t, store.DurabilityWrite) })
+	carttest.RunOnStore(t, func(t *testing.T) store.Store { return open(t, store.DurabilityWrite) })
 }

@@ -1,4 +1,6 @@
-package cart
+// Package carttest runs the bench's checkout and order workloads end to
+// end on a store, for adapters' integration tests.
+package carttest
 
 import (
 	"context"
@@ -6,6 +8,7 @@ import (
 	"time"
 
 	"allot/bench"
+	"allot/bench/cart"
 	"allot/store"
 )
 
@@ -13,15 +16,15 @@ import (
 // 1,000 carts, 8 workers, a 100 ms ttl) on the stores open returns and
 // fails t if either check fails: the bench's end-to-end test of an adapter.
 func RunOnStore(t *testing.T, open func(t *testing.T) store.Store) {
-	for _, mode := range []Mode{ModeCheckout, ModeOrder} {
+	for _, mode := range []cart.Mode{cart.ModeCheckout, cart.ModeOrder} {
 		t.Run("bench "+mode.String(), func(t *testing.T) {
 			st := open(t)
 			defer st.Close()
-			p := Params{Preset: PresetHot, Carts: 1000, Seed: 1, ConfirmShare: 0.7, CancelShare: 0.2, ResendShare: 0.05}
-			if mode == ModeOrder {
+			p := cart.Params{Preset: cart.PresetHot, Carts: 1000, Seed: 1, ConfirmShare: 0.7, CancelShare: 0.2, ResendShare: 0.05}
+			if mode == cart.ModeOrder {
 				p.Lines, p.ConfirmShare, p.CancelShare = 2, 1, 0
 			}
-			w, err := Generate(p)
+			w, err := cart.Generate(p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -29,17 +32,17 @@ func RunOnStore(t *testing.T, open func(t *testing.T) store.Store) {
 			if err := cfg.RunConfig.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			opt := Options{TTL: 100 * time.Millisecond, ExpiryWait: 10 * time.Second, Sweep: store.CheckoutConfig{SweepInterval: 5 * time.Millisecond}}
+			opt := cart.Options{TTL: 100 * time.Millisecond, ExpiryWait: 10 * time.Second, Sweep: store.CheckoutConfig{SweepInterval: 5 * time.Millisecond}}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			res, err := Run(ctx, mode, w, opt, cfg, st)
+			res, err := cart.Run(ctx, mode, w, opt, cfg, st)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !res.Check.OK || res.Errors > 0 {
 				t.Fatalf("%s on this store: check %v (%d violations: %v), %d errors %v", mode, res.Check.OK, res.Check.ViolationCount, res.Check.Violations, res.Errors, res.ErrorSamples)
 			}
-			t.Logf("%s: %.0f %s/s, p99 %.2f ms, extra %v", mode, res.OpsPerSec, map[Mode]string{ModeCheckout: "carts", ModeOrder: "orders"}[mode], res.LatencyMS.P99, res.Extra)
+			t.Logf("%s: %.0f %s/s, p99 %.2f ms, extra %v", mode, res.OpsPerSec, map[cart.Mode]string{cart.ModeCheckout: "carts", cart.ModeOrder: "orders"}[mode], res.LatencyMS.P99, res.Extra)
 		})
 	}
 }
