@@ -79,6 +79,8 @@ func serverByName(name string) (server, error) {
 		return redisServer{}, nil
 	case Tarantool:
 		return tarantoolServer{}, nil
+	case RabbitMQ:
+		return rabbitmqServer{}, nil
 	}
 	return nil, fmt.Errorf("services: unknown server %q (known: %v)", name, Names())
 }

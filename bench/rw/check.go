@@ -1,0 +1,176 @@
+package rw
+
+import (
+	"fmt"
+
+	"allot/bench"
+	"allot/store"
+)
+
+// violationsListMax bounds the violations a result lists (all are counted).
+const violationsListMax = 20
+
+type checker struct{ res bench.CheckResult }
+
+func (c *checker) addf(format string, args ...any) {
+	c.res.ViolationCount++
+	if len(c.res.Violations) < violationsListMax {
+		c.res.Violations = append(c.res.Violations, fmt.Sprintf(format, args...))
+	}
+}
+
+// check compares the records read back after the run with what the run's
+// acknowledged calls imply, and adds its counts to extra.
+//
+// Records: each loaded record's final value must lie between its
+// acknowledged modifies and those plus the modifies whose call failed. Less
+// is lost updates: a violation in every mode but MODIFY without a lock,
+// where they are the anomaly the mode exists to show and are counted in
+// extra["lost_updates"] instead. More is a violation in every mode (an
+// update applied twice, or from nowhere). Every acknowledged insert must be
+// there with its value; a READ-only run must read every record's loaded
+// value.
+//
+// Queues: every confirmed message must have been consumed once or still be
+// in the queue; a message consumed twice is a violation; published but
+// unconfirmed (fire-and-forget) messages that are missing are counted, not
+// violations, since nothing promised them.
+func (r *run) check(final []store.RWRecord, extra map[string]any) bench.CheckResult {
+	c := &checker{res: bench.CheckResult{Violations: []string{}}}
+	if r.info.Queue {
+		r.checkQueue(c, final, extra)
+	} else {
+		r.checkRecords(c, final, extra)
+	}
+	c.res.OK = c.res.ViolationCount == 0
+	return c.res
+}
+
+func (r *run) checkRecords(c *checker, final []store.RWRecord, extra map[string]any) {
+	got := make(map[string]int64, len(final))
+	for _, f := range final {
+		if _, dup := got[f.Key]; dup {
+			c.addf("record %s read back twice", f.Key)
+		}
+		got[f.Key] = f.Value
+	}
+	var lost, lostRecords, expected int64
+	unlocked := r.k.modifyMode() == store.RWUnlocked && r.k.RequestType == RequestModify
+	for i, rec := range r.loaded {
+		v, ok := got[rec.Key]
+		if !ok {
+			c.addf("record %s is missing", rec.Key)
+			continue
+		}
+		lo := rec.Value + r.acked[i].Load()
+		hi := lo + r.unknown[i].Load()
+		expected += lo - rec.Value
+		switch {
+		case v < lo:
+			lost += lo - v
+			lostRecords++
+			if !unlocked {
+				c.addf("record %s: %d acknowledged updates lost (value %d, want %d)", rec.Key, lo-v, v, lo)
+			}
+		case v > hi:
+			c.addf("record %s: value %d is more than the %d updates issued allow (%d)", rec.Key, v, hi-rec.Value, hi)
+		}
+	}
+	extra["updates_acknowledged"] = expected
+	extra["lost_updates"] = lost
+	extra["records_with_lost_updates"] = lostRecords
+	var writes, writesMissing int64
+	for _, list := range r.written {
+		for _, w := range list {
+			writes++
+			v, ok := got[w.Key]
+			switch {
+			case !ok:
+				writesMissing++
+				c.addf("acknowledged insert %s is missing", w.Key)
+			case v != w.Value:
+				c.addf("insert %s: value %d, want %d", w.Key, v, w.Value)
+			}
+		}
+	}
+	if writes > 0 {
+		extra["inserts_acknowledged"] = writes
+		extra["inserts_missing"] = writesMissing
+	}
+	known := len(r.loaded) + int(writes)
+	for _, list := range r.writtenUnknown {
+		for _, w := range list {
+			if _, ok := got[w.Key]; ok {
+				known++
+			}
+		}
+	}
+	if len(got) != known {
+		c.addf("%d records read back, %d loaded or inserted", len(got), known)
+	}
+	if n := r.readsWrong.Load(); n > 0 {
+		c.addf("%d reads returned a value no write made", n)
+	}
+	if n := r.readsMissing.Load(); n > 0 {
+		c.addf("%d reads did not find their record", n)
+	}
+}
+
+func (r *run) checkQueue(c *checker, final []store.RWRecord, extra map[string]any) {
+	seen := make(map[int64]int)
+	var consumed int64
+	for _, list := range r.consumed {
+		for _, v := range list {
+			seen[v]++
+			consumed++
+		}
+	}
+	remaining := make(map[string]int, len(final))
+	for _, f := range final {
+		remaining[f.Key]++
+		seen[f.Value]++
+	}
+	extra["consumed"] = consumed
+	extra["left_in_queue"] = len(final)
+	switch r.k.RequestType {
+	case RequestRead:
+		extra["published"] = len(r.loaded)
+		for _, m := range r.loaded {
+			switch n := seen[m.Value]; {
+			case n == 0:
+				c.addf("message %s (confirmed when loaded) was neither consumed nor left in the queue", m.Key)
+			case n > 1:
+				c.addf("message %s delivered %d times", m.Key, n)
+			}
+		}
+	case RequestWrite:
+		var published, missing int64
+		for _, list := range r.written {
+			for _, w := range list {
+				published++
+				if _, ok := remaining[w.Key]; !ok {
+					missing++
+					if r.confirmed() {
+						c.addf("confirmed message %s is missing", w.Key)
+					}
+				}
+			}
+		}
+		extra["published"] = published
+		if r.confirmed() {
+			extra["confirmed"] = published
+		} else {
+			extra["confirmed"] = 0
+			extra["unconfirmed_missing"] = missing
+		}
+		for k, n := range remaining {
+			if n > 1 {
+				c.addf("message %s delivered %d times", k, n)
+			}
+		}
+	}
+}
+
+// confirmed reports whether an acknowledged publish was confirmed by the
+// broker (a tx commit or a publisher confirm), not just sent.
+func (r *run) confirmed() bool { return r.k.Transactional || r.k.Confirm }

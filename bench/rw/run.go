@@ -1,0 +1,312 @@
+package rw
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"allot/bench"
+	"allot/store"
+)
+
+// errorSamplesMax is how many error messages a result quotes.
+const errorSamplesMax = 5
+
+// RecordKey is the key of loaded record i.
+func RecordKey(i int) string { return fmt.Sprintf("r%07d", i) }
+
+// writeKey is the key of worker w's n-th insert.
+func writeKey(w int, n int64) string { return fmt.Sprintf("w%04d-%09d", w, n) }
+
+// run is one rw run on one record space.
+type run struct {
+	k     *Kind
+	cfg   bench.KindConfig
+	space store.RWSpace
+	info  store.RWInfo
+	meter *Meter
+	total int64 // units of work to issue (records read, written or modified)
+
+	issued atomic.Int64
+	// acked[i] counts record i's acknowledged modifies; unknown[i] those
+	// whose call failed (they may or may not have applied).
+	acked, unknown []atomic.Int64
+	// Written holds each worker's acknowledged inserts (and those of
+	// failed calls, which may exist or not).
+	written, writtenUnknown [][]store.RWRecord
+	// consumed: the values each worker read from a queue.
+	consumed [][]int64
+
+	reads, readsWrong, readsMissing atomic.Int64
+	readCalls, writeCalls           atomic.Int64
+	readNanos, writeNanos           atomic.Int64
+	retries, errors                 atomic.Int64
+	errMu                           sync.Mutex
+	errSamples                      []string
+	loaded                          []store.RWRecord
+}
+
+func newRun(k *Kind, cfg bench.KindConfig, space store.RWSpace) *run {
+	r := &run{k: k, cfg: cfg, space: space, info: space.Info(), meter: NewMeter(cfg.Workers), total: int64(cfg.Ops)}
+	r.acked = make([]atomic.Int64, k.Records)
+	r.unknown = make([]atomic.Int64, k.Records)
+	r.written = make([][]store.RWRecord, cfg.Workers)
+	r.writtenUnknown = make([][]store.RWRecord, cfg.Workers)
+	r.consumed = make([][]int64, cfg.Workers)
+	return r
+}
+
+func (r *run) fail(err error) {
+	r.errors.Add(1)
+	r.errMu.Lock()
+	if len(r.errSamples) < errorSamplesMax {
+		r.errSamples = append(r.errSamples, err.Error())
+	}
+	r.errMu.Unlock()
+}
+
+// claim takes up to n units of work; 0 when none is left or time is up.
+func (r *run) claim(ctx context.Context, n int) int {
+	if ctx.Err() != nil || (r.cfg.Duration > 0 && r.meter.Elapsed() >= r.cfg.Duration) {
+		return 0
+	}
+	to := r.issued.Add(int64(n))
+	from := to - int64(n)
+	if from >= r.total {
+		return 0
+	}
+	return int(min(to, r.total) - from)
+}
+
+func (r *run) run(ctx context.Context, st store.Store) (*bench.Result, error) {
+	cfg := r.cfg
+	name := "rw/" + r.k.RequestType
+	res := &bench.Result{
+		Store: cfg.Store, Workers: cfg.Workers, Durability: string(cfg.Durability), Pipeline: 1, Mode: "closed",
+		Sweep: cfg.Sweep, Started: time.Now().UTC(),
+		Workload: bench.WorkloadInfo{Name: name, Rows: r.k.Records, Ops: cfg.Ops, Seed: cfg.Seed},
+	}
+	if d, ok := st.(store.Describer); ok {
+		if desc, err := d.Describe(ctx); err == nil {
+			res.Description = desc
+		}
+	}
+	// What to load: records with value 0, or on a queue the messages a
+	// READ run consumes (a WRITE run starts from an empty queue).
+	switch {
+	case !r.info.Queue:
+		r.loaded = make([]store.RWRecord, r.k.Records)
+		for i := range r.loaded {
+			r.loaded[i] = store.RWRecord{Key: RecordKey(i)}
+		}
+	case r.k.RequestType == RequestRead:
+		r.loaded = make([]store.RWRecord, cfg.Ops)
+		for i := range r.loaded {
+			r.loaded[i] = store.RWRecord{Key: fmt.Sprintf("m%09d", i), Value: int64(i)}
+		}
+	}
+	if len(r.loaded) > 0 {
+		if err := r.space.Load(ctx, r.loaded); err != nil {
+			return nil, fmt.Errorf("rw: loading %d records: %w", len(r.loaded), err)
+		}
+	}
+	if r.info.Queue && r.k.RequestType != RequestRead && r.k.RequestType != RequestWrite {
+		return nil, fmt.Errorf("%w: %s is a queue: it publishes (WRITE) and consumes (READ), it has no record to %s", bench.ErrUnsupported, cfg.Store, r.k.RequestType)
+	}
+	sessions := make([]store.RWSession, cfg.Workers)
+	defer func() {
+		for _, s := range sessions {
+			if s != nil {
+				s.Close()
+			}
+		}
+	}()
+	for i := range sessions {
+		s, err := r.space.Session(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("rw: opening session %d: %w", i, err)
+		}
+		sessions[i] = s
+	}
+	r.meter.Start(cfg.RunConfig, r.total)
+	var wg sync.WaitGroup
+	for i := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.worker(ctx, i, sessions[i])
+		}()
+	}
+	wg.Wait()
+	r.meter.Stop()
+	// Sessions close before the read-back: a queue returns the messages a
+	// consumer had prefetched but not taken when its channel closes.
+	for i, s := range sessions {
+		if err := s.Close(); err != nil {
+			r.fail(fmt.Errorf("closing session %d: %w", i, err))
+		}
+		sessions[i] = nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	final, err := r.space.Records(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("rw: reading the records back: %w", err)
+	}
+	if err := r.meter.Fill(res); err != nil {
+		return nil, err
+	}
+	res.Errors = r.errors.Load()
+	res.ErrorSamples = r.errSamples
+	res.ConflictRetries = r.retries.Load()
+	res.Extra = r.extra()
+	res.Check = r.check(final, res.Extra)
+	res.Status = bench.StatusOK
+	if !res.Check.OK {
+		res.Status = bench.StatusCheckFailed
+	}
+	return res, nil
+}
+
+// extra is rw's own figures.
+func (r *run) extra() map[string]any {
+	e := map[string]any{
+		"request_type":  r.k.RequestType,
+		"lock":          r.k.Lock,
+		"versioned":     r.k.Versioned,
+		"transactional": r.k.Transactional,
+		"durable":       r.k.options(r.cfg.Durability).Durable,
+		"setting":       r.info.Setting,
+		"reads":         r.reads.Load(),
+	}
+	if n := r.readsMissing.Load(); n > 0 && r.info.Queue {
+		e["reads_empty"] = n // a consumer found no message in time
+	}
+	if r.k.Transactional {
+		e["batch"] = r.k.Batch
+	}
+	if r.k.RequestType == RequestMixed {
+		e["read_ratio"] = r.k.ReadRatio
+	}
+	if n, s := r.readCalls.Load(), r.meter.elapsed.Seconds(); n > 0 && s > 0 {
+		e["read_ops_per_sec"] = float64(n) / s
+		e["read_mean_ms"] = float64(r.readNanos.Load()) / float64(n) / 1e6
+	}
+	if n, s := r.writeCalls.Load(), r.meter.elapsed.Seconds(); n > 0 && s > 0 {
+		e["write_calls_per_sec"] = float64(n) / s
+		e["write_mean_ms"] = float64(r.writeNanos.Load()) / float64(n) / 1e6
+	}
+	return e
+}
+
+// worker issues ops until the work or the time runs out.
+func (r *run) worker(ctx context.Context, w int, s store.RWSession) {
+	rng := rand.New(rand.NewPCG(r.cfg.Seed, uint64(w)+1))
+	wm := r.meter.Worker(w)
+	var seq int64
+	keys := make([]string, 0, r.k.Batch)
+	idx := make([]int, 0, r.k.Batch)
+	recs := make([]store.RWRecord, 0, r.k.Batch)
+	batch := 1
+	if r.k.Transactional {
+		batch = r.k.Batch
+	}
+	for {
+		typ := r.k.RequestType
+		if typ == RequestMixed {
+			typ = RequestModifyLocked
+			if rng.Float64() < r.k.ReadRatio {
+				typ = RequestRead
+			}
+		}
+		n := 1
+		if typ != RequestRead {
+			n = batch
+		}
+		if n = r.claim(ctx, n); n == 0 {
+			return
+		}
+		switch typ {
+		case RequestRead:
+			key := ""
+			i := rng.IntN(r.k.Records)
+			if !r.info.Queue {
+				key = RecordKey(i)
+			}
+			start := time.Now()
+			v, found, err := s.Read(ctx, key)
+			d := time.Since(start)
+			wm.Record(d, 1)
+			r.readCalls.Add(1)
+			r.readNanos.Add(int64(d))
+			if err != nil {
+				r.fail(fmt.Errorf("read %s: %w", key, err))
+				continue
+			}
+			r.reads.Add(1)
+			switch {
+			case r.info.Queue && found:
+				r.consumed[w] = append(r.consumed[w], v)
+			case !found:
+				r.readsMissing.Add(1)
+			case r.k.RequestType == RequestRead && v != 0:
+				r.readsWrong.Add(1)
+			}
+		case RequestWrite:
+			recs = recs[:0]
+			for range n {
+				recs = append(recs, store.RWRecord{Key: writeKey(w, seq), Value: seq + 1})
+				seq++
+			}
+			start := time.Now()
+			err := s.Write(ctx, recs)
+			d := time.Since(start)
+			wm.Record(d, n)
+			r.writeCalls.Add(1)
+			r.writeNanos.Add(int64(d))
+			if err != nil {
+				r.fail(fmt.Errorf("write %s..: %w", recs[0].Key, err))
+				r.writtenUnknown[w] = append(r.writtenUnknown[w], recs...)
+				continue
+			}
+			r.written[w] = append(r.written[w], recs...)
+		default: // a modify
+			idx = idx[:0]
+			for len(idx) < n {
+				i := rng.IntN(r.k.Records)
+				if !slices.Contains(idx, i) {
+					idx = append(idx, i)
+				}
+			}
+			slices.Sort(idx)
+			keys = keys[:0]
+			for _, i := range idx {
+				keys = append(keys, RecordKey(i))
+			}
+			mode := r.k.modifyMode()
+			if typ == RequestModifyLocked && !r.k.Versioned {
+				mode = store.RWLocked
+			}
+			start := time.Now()
+			retries, err := s.Modify(ctx, keys, 1, mode)
+			d := time.Since(start)
+			wm.Record(d, n)
+			r.writeCalls.Add(1)
+			r.writeNanos.Add(int64(d))
+			r.retries.Add(int64(retries))
+			tally := r.acked
+			if err != nil {
+				r.fail(fmt.Errorf("modify %s: %w", keys, err))
+				tally = r.unknown
+			}
+			for _, i := range idx {
+				tally[i].Add(1)
+			}
+		}
+	}
+}

@@ -1,0 +1,133 @@
+package rabbitmq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"allot/inventory"
+	"allot/store"
+)
+
+// URLDefault is the node `allot services up rabbitmq` starts
+// (services.RabbitMQURL).
+const URLDefault = "amqp://guest:guest@127.0.0.1:14672/"
+
+// QueueName is the queue workload rw uses; RWOpen deletes and declares it.
+const QueueName = "allot.rw"
+
+// Bounds of a session.
+const (
+	// prefetch is how many unacknowledged messages a consumer may hold.
+	prefetch = 64
+	// readWait is how long Read waits for a message before it reports
+	// that none came (found=false).
+	readWait = 500 * time.Millisecond
+	// drainWait is how long Records waits for a next message once the
+	// queue reported none left.
+	drainWait = 200 * time.Millisecond
+)
+
+func init() {
+	store.Register(store.Registration{
+		Name:   "rabbitmq",
+		About:  "RabbitMQ (workload rw only): WRITE publishes (tx channel, publisher confirms or fire-and-forget), READ consumes with an ack",
+		Server: "rabbitmq",
+		Open: func(ctx context.Context, cfg store.Config) (store.Store, error) {
+			return Open(ctx, cfg)
+		},
+	})
+}
+
+// Store is a RabbitMQ node.
+type Store struct {
+	cfg  store.Config
+	url  string
+	conn *amqp.Connection // Describe and the record space's admin work
+}
+
+// Open connects to cfg.Addr (host:port, or a full amqp:// URL; default
+// URLDefault).
+func Open(ctx context.Context, cfg store.Config) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Store{cfg: cfg, url: url(cfg.Addr)}
+	conn, err := s.dial()
+	if err != nil {
+		return nil, err
+	}
+	s.conn = conn
+	return s, nil
+}
+
+func url(addr string) string {
+	switch {
+	case addr == "":
+		return URLDefault
+	case strings.Contains(addr, "://"):
+		return addr
+	}
+	return strings.Replace(URLDefault, "127.0.0.1:14672", addr, 1)
+}
+
+func (s *Store) dial() (*amqp.Connection, error) {
+	conn, err := amqp.DialConfig(s.url, amqp.Config{Dial: amqp.DefaultDial(s.cfg.Timeout)})
+	if err != nil {
+		var ne net.Error
+		var oe *net.OpError
+		if errors.As(err, &oe) || errors.As(err, &ne) {
+			return nil, fmt.Errorf("%w: rabbitmq at %s: %v", store.ErrServerDown, s.url, err)
+		}
+		return nil, fmt.Errorf("rabbitmq: connecting to %s: %w", s.url, err)
+	}
+	return conn, nil
+}
+
+var errNoInventory = errors.New("rabbitmq: a queue holds messages, not inventory rows: run it with --workload rw")
+
+// Load refuses: RabbitMQ runs workload rw only.
+func (s *Store) Load(context.Context, []inventory.Row) error { return errNoInventory }
+
+// Session refuses: RabbitMQ runs workload rw only.
+func (s *Store) Session(context.Context) (store.Session, error) { return nil, errNoInventory }
+
+// Rows has nothing to read.
+func (s *Store) Rows(context.Context) ([]inventory.Row, error) { return nil, errNoInventory }
+
+// Describe names the broker and its version.
+func (s *Store) Describe(context.Context) (string, error) {
+	product, _ := s.conn.Properties["product"].(string)
+	version, _ := s.conn.Properties["version"].(string)
+	return fmt.Sprintf("%s %s at %s", product, version, strings.TrimPrefix(s.url[strings.LastIndex(s.url, "@")+1:], "")), nil
+}
+
+// Close closes the connection.
+func (s *Store) Close() error {
+	if s.conn == nil {
+		return nil
+	}
+	err := s.conn.Close()
+	s.conn = nil
+	if errors.Is(err, amqp.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// body encodes a record's value; the key travels as the message id.
+func body(v int64) []byte { return strconv.AppendInt(nil, v, 10) }
+
+func record(d *amqp.Delivery) (store.RWRecord, error) {
+	v, err := strconv.ParseInt(string(d.Body), 10, 64)
+	if err != nil {
+		return store.RWRecord{}, fmt.Errorf("rabbitmq: message %q has body %q, not a value", d.MessageId, d.Body)
+	}
+	return store.RWRecord{Key: d.MessageId, Value: v}, nil
+}
