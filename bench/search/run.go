@@ -1,0 +1,265 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"allot/bench"
+	"allot/catalog"
+	"allot/store"
+)
+
+// Options are the runner's own settings.
+type Options struct {
+	// CheckSample: the first CheckSample queries are compared with the
+	// reference (default CheckSampleDefault, capped at the query count).
+	CheckSample int
+}
+
+// violationsShown bounds the differences a failed check lists.
+const violationsShown = 10
+
+// Run loads w into st (store.Searcher), runs its queries with cfg.Workers
+// sessions (store.SearchSession) in closed loop, checks the sample and
+// returns the result.
+func Run(ctx context.Context, w *Workload, opt Options, cfg bench.RunConfig, st store.Store) (*bench.Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if opt.CheckSample == 0 {
+		opt.CheckSample = CheckSampleDefault
+	}
+	opt.CheckSample = min(opt.CheckSample, len(w.Queries))
+	res := &bench.Result{
+		Store: cfg.Store, Workers: cfg.Workers, Durability: string(cfg.Durability), Pipeline: cfg.Pipeline,
+		Mode: "closed", Started: time.Now().UTC(), Sweep: cfg.Sweep,
+		Workload: bench.WorkloadInfo{Name: "search", Rows: len(w.Records), Ops: len(w.Queries), Seed: w.Params.Seed},
+		Extra:    map[string]any{},
+	}
+	searcher, ok := st.(store.Searcher)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s has no catalog search (store.Searcher)", bench.ErrUnsupported, cfg.Store)
+	}
+	if d, ok := st.(store.Describer); ok {
+		if s, err := d.Describe(ctx); err == nil {
+			res.Description = s
+		}
+	}
+	loadStart := time.Now()
+	if err := searcher.LoadCatalog(ctx, w.Records, w.Rows); err != nil {
+		return nil, fmt.Errorf("search: load: %w", err)
+	}
+	res.Extra["load_seconds"] = time.Since(loadStart).Seconds()
+
+	sessions := make([]store.SearchSession, cfg.Workers)
+	for i := range sessions {
+		s, err := st.Session(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("search: session: %w", err)
+		}
+		defer s.Close()
+		ss, ok := s.(store.SearchSession)
+		if !ok {
+			return nil, fmt.Errorf("%w: %s sessions cannot search (store.SearchSession)", bench.ErrUnsupported, cfg.Store)
+		}
+		sessions[i] = ss
+	}
+
+	r := &run{w: w, sample: make([][]catalog.Result, opt.CheckSample), sampleDone: make([]bool, opt.CheckSample)}
+	r.timed(ctx, cfg, sessions)
+	// Finish the sample untimed where a duration bound cut the run short.
+	var extraErr error
+	for i := range r.sample {
+		if !r.sampleDone[i] {
+			out, err := sessions[0].Search(ctx, w.Queries[i], nil)
+			if err != nil {
+				extraErr = err
+				break
+			}
+			r.sample[i], r.sampleDone[i] = out, true
+		}
+	}
+	check := Check(w, r.sample)
+	if extraErr != nil {
+		check.OK = false
+		check.Violations = append(check.Violations, "the sample could not be finished after the timed part: "+extraErr.Error())
+		check.ViolationCount++
+	}
+	r.fill(res, cfg)
+	res.Check = check
+	res.Status = bench.StatusOK
+	if !check.OK {
+		res.Status = bench.StatusCheckFailed
+	}
+	res.Extra["queries_per_sec"] = res.OpsPerSec
+	res.Extra["records"] = len(w.Records)
+	res.Extra["checked_queries"] = len(r.sample)
+	res.Extra["results_returned"] = r.results.Load()
+	res.Extra["brand_share"] = w.Params.BrandShare
+	return res, nil
+}
+
+type run struct {
+	w          *Workload
+	next       atomic.Int64
+	results    atomic.Int64
+	done       atomic.Int64
+	sample     [][]catalog.Result
+	sampleDone []bool
+
+	elapsed time.Duration
+	hist    []*hdrhistogram.Histogram
+	maxNS   []int64
+	perSec  []int64
+
+	mu           sync.Mutex
+	errors       int64
+	errorSamples []string
+}
+
+func (r *run) timed(ctx context.Context, cfg bench.RunConfig, sessions []store.SearchSession) {
+	r.hist = make([]*hdrhistogram.Histogram, len(sessions))
+	r.maxNS = make([]int64, len(sessions))
+	start := time.Now()
+	var deadline time.Time
+	if cfg.Duration > 0 {
+		deadline = start.Add(cfg.Duration)
+	}
+	completions := make([][]int64, len(sessions)) // per worker, per second
+	var wg sync.WaitGroup
+	for wi, s := range sessions {
+		r.hist[wi] = hdrhistogram.New(1, int64(time.Hour), 3)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var out []catalog.Result
+			for ctx.Err() == nil {
+				i := int(r.next.Add(1) - 1)
+				if i >= len(r.w.Queries) {
+					return
+				}
+				t0 := time.Now()
+				if !deadline.IsZero() && t0.After(deadline) {
+					return
+				}
+				var err error
+				out, err = s.Search(ctx, r.w.Queries[i], out[:0])
+				t1 := time.Now()
+				ns := int64(t1.Sub(t0))
+				r.hist[wi].RecordValue(min(max(ns, 1), int64(time.Hour)))
+				r.maxNS[wi] = max(r.maxNS[wi], ns)
+				sec := int(t1.Sub(start) / time.Second)
+				for len(completions[wi]) <= sec {
+					completions[wi] = append(completions[wi], 0)
+				}
+				completions[wi][sec]++
+				r.done.Add(1)
+				if err != nil {
+					r.mu.Lock()
+					r.errors++
+					if len(r.errorSamples) < 5 {
+						r.errorSamples = append(r.errorSamples, err.Error())
+					}
+					r.mu.Unlock()
+					continue
+				}
+				r.results.Add(int64(len(out)))
+				if i < len(r.sample) {
+					r.sample[i], r.sampleDone[i] = slices.Clone(out), true
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	r.elapsed = time.Since(start)
+	for _, c := range completions {
+		for len(r.perSec) < len(c) {
+			r.perSec = append(r.perSec, 0)
+		}
+		for s, n := range c {
+			r.perSec[s] += n
+		}
+	}
+	runtime.KeepAlive(sessions)
+}
+
+func (r *run) fill(res *bench.Result, cfg bench.RunConfig) {
+	res.Ops = r.done.Load()
+	res.Seconds = r.elapsed.Seconds()
+	if res.Seconds > 0 {
+		res.OpsPerSec = float64(res.Ops) / res.Seconds
+	}
+	h := hdrhistogram.New(1, int64(time.Hour), 3)
+	var maxNS int64
+	for i, part := range r.hist {
+		h.Merge(part)
+		maxNS = max(maxNS, r.maxNS[i])
+	}
+	if h.TotalCount() > 0 {
+		res.LatencyMS = bench.Latency{
+			P50: float64(h.ValueAtQuantile(50)) / 1e6, P99: float64(h.ValueAtQuantile(99)) / 1e6,
+			P999: float64(h.ValueAtQuantile(99.9)) / 1e6, Max: float64(maxNS) / 1e6,
+		}
+		if b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+			res.Histogram, res.HistogramUnit = string(b), "ns"
+		}
+	}
+	res.Throughput = r.perSec
+	res.Errors = r.errors
+	res.ErrorSamples = r.errorSamples
+}
+
+// Check compares answers (answers[i] is the store's answer to query i)
+// with the reference catalog built from w's records and rows.
+func Check(w *Workload, answers [][]catalog.Result) bench.CheckResult {
+	ref := catalog.New()
+	for i := range w.Records {
+		if d := ref.Set(w.Records[i]); d != "" {
+			return bench.CheckResult{OK: false, ViolationCount: 1, Violations: []string{"the workload's record " + w.Records[i].SKU + " is invalid: " + d}}
+		}
+	}
+	units := store.SKUUnits(w.Rows)
+	available := func(sku string) int64 { return units[sku] }
+	c := bench.CheckResult{Violations: []string{}}
+	addf := func(format string, args ...any) {
+		c.ViolationCount++
+		if len(c.Violations) < violationsShown {
+			c.Violations = append(c.Violations, fmt.Sprintf(format, args...))
+		}
+	}
+	var want []catalog.Result
+	for i, got := range answers {
+		var d string
+		want, d = ref.Search(w.Queries[i], available, want[:0])
+		if d != "" {
+			addf("query %d %+v is invalid: %s", i, w.Queries[i], d)
+			continue
+		}
+		if diff := Diff(got, want); diff != "" {
+			addf("query %d (prefix %q brand %q offset %d limit %d): %s", i, w.Queries[i].Prefix, w.Queries[i].Brand, w.Queries[i].Offset, w.Queries[i].Limit, diff)
+		}
+	}
+	c.OK = c.ViolationCount == 0
+	return c
+}
+
+// Diff describes the first difference between a store's answer and the
+// reference's, or returns "" when they are equal.
+func Diff(got, want []catalog.Result) string {
+	for i := range min(len(got), len(want)) {
+		if got[i] != want[i] {
+			return fmt.Sprintf("result %d is %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d results, want %d", len(got), len(want))
+	}
+	return ""
+}
