@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"time"
+
 	"allot/inventory"
 )
 
@@ -17,6 +19,10 @@ type Request struct {
 	// op's outcome otherwise.
 	Result inventory.Result
 	Err    error
+	// Trace is when the request's journal batch was taken, written and
+	// synced, set in fsync mode before Wait returns (for the server's
+	// per-stage timing); zero in the other modes.
+	Trace Trace
 
 	done chan struct{}
 	fn   func(*inventory.State) // a read run on the writer goroutine
@@ -63,4 +69,33 @@ func (e *Engine) Available(g inventory.GroupKey) (inventory.Result, error) {
 // capture's allocation.
 func (e *Engine) Do(op inventory.Op, lines []inventory.Line) (inventory.Result, error) {
 	return e.do(op, lines)
+}
+
+// Hold reserves lines under hold id until ttl after the batch's time (whole
+// milliseconds). See inventory.KindHold.
+func (e *Engine) Hold(id string, ttl time.Duration, lines []inventory.Demand) (inventory.Result, error) {
+	return e.do(inventory.Hold(id, ttl.Milliseconds(), lines), nil)
+}
+
+// Confirm confirms hold id.
+func (e *Engine) Confirm(id string) (inventory.Result, error) {
+	return e.do(inventory.Confirm(id), nil)
+}
+
+// Cancel cancels hold id.
+func (e *Engine) Cancel(id string) (inventory.Result, error) {
+	return e.do(inventory.Cancel(id), nil)
+}
+
+// HoldGet reads hold id.
+func (e *Engine) HoldGet(id string) (inventory.Result, error) {
+	return e.do(inventory.HoldGet(id), nil)
+}
+
+// Order captures lines all or nothing; key, when not empty, is its
+// idempotency key.
+func (e *Engine) Order(key string, lines []inventory.Demand) (inventory.Result, error) {
+	op := inventory.Order(lines)
+	op.IdempotencyKey = key
+	return e.do(op, nil)
 }

@@ -204,6 +204,7 @@ type Engine struct {
 
 	requestPool sync.Pool
 	stats       stats
+	durable     durableFeed // what followers of the journal may read (changes.go)
 }
 
 // Open recovers the state in cfg.Dir and starts the flusher.
@@ -363,18 +364,24 @@ func (e *Engine) Submit(r *Request) error {
 // frame stays open until the flusher takes it, at most one fdatasync.
 func (e *Engine) beginLocked() {
 	now := e.cfg.Clock.Now().UnixMilli()
+	fresh := true
 	if e.journal.Pending() > 0 {
 		if e.cfg.Durability == DurabilityFsync || now <= e.journal.Stamp() {
-			return
-		}
-		if e.writePendingLocked() != nil {
+			fresh = false
+		} else if e.writePendingLocked() != nil {
 			return
 		}
 	}
-	e.state.SetTime(now)
-	e.journal.SetStamp(e.state.Now())
+	if fresh {
+		e.state.SetTime(now)
+		e.journal.SetStamp(e.state.Now())
+	}
+	// Holds due by the open frame's stamp may expire in it too: replay
+	// sees the same stamp.
 	e.expireLocked()
-	e.state.Collect()
+	if fresh {
+		e.state.Collect()
+	}
 }
 
 // expireLocked expires up to expirySliceMax holds due by the state's time,
@@ -421,6 +428,7 @@ func (e *Engine) writePendingLocked() error {
 		e.failLocked(err)
 		return err
 	}
+	e.published(frame)
 	return nil
 }
 
@@ -627,15 +635,21 @@ func (e *Engine) flush(spare []*Request) []*Request {
 	failure := e.failure
 	e.mu.Unlock()
 
+	var trace Trace
 	err := failure
 	if err == nil && len(frame) > 0 {
+		trace.Taken = time.Now()
 		err = e.journal.WriteFrame(frame)
 		if err == nil {
 			e.stats.journalBytes.Store(e.journal.Bytes())
 			if e.cfg.Durability == DurabilityFsync {
-				start := time.Now()
+				trace.Written = time.Now()
 				err = e.journal.Sync()
-				e.stats.sync(time.Since(start))
+				trace.Synced = time.Now()
+				e.stats.sync(trace.Synced.Sub(trace.Written))
+			}
+			if err == nil {
+				e.published(frame)
 			}
 		}
 		if err != nil {
@@ -652,6 +666,7 @@ func (e *Engine) flush(spare []*Request) []*Request {
 		if err != nil {
 			r.Err = err
 		}
+		r.Trace = trace
 		r.done <- struct{}{}
 		batch[i] = nil
 	}
