@@ -1,0 +1,39 @@
+package search
+
+import (
+	"context"
+	"testing"
+
+	"allot/bench"
+	"allot/services/servicestest"
+	"allot/store"
+	_ "allot/store/redis"
+)
+
+// Every peer answers the workload exactly as the reference does: the same
+// folding, the same order, the same available units. Each runs against
+// the project's own server (CI=true makes a missing server a failure).
+func TestPeers(t *testing.T) {
+	w := workloadOf(t, 20000, 2000)
+	for _, c := range []struct{ store, server string }{
+		{"redis", "redis"},
+	} {
+		t.Run(c.store, func(t *testing.T) {
+			servicestest.Require(t, c.server)
+			ctx := context.Background()
+			st, err := store.Open(ctx, c.store, store.Config{Durability: store.DurabilityWrite, Workers: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			res, err := Run(ctx, w, Options{}, bench.RunConfig{Workers: 4, Store: c.store}, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Check.OK || res.Errors != 0 {
+				t.Fatalf("check %d violations %v, errors %v", res.Check.ViolationCount, res.Check.Violations, res.ErrorSamples)
+			}
+			t.Logf("%.0f queries/s, p99 %.3f ms, load %.2f s", res.OpsPerSec, res.LatencyMS.P99, res.Extra["load_seconds"])
+		})
+	}
+}
