@@ -142,6 +142,9 @@ func (r *run) check(ctx context.Context, st store.Store) *checked {
 			}
 		}
 	}
+	// The sessions go back before the rows are read: a store whose pool is
+	// sized to the sessions (Workers+1) would have no connection left.
+	r.closeSessions()
 	final, err := st.Rows(ctx)
 	if err != nil {
 		c.v.addf("reading the rows back: %v", err)

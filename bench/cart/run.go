@@ -47,9 +47,6 @@ type Options struct {
 	CallRetries int
 	// Sweep is handed to a store.CheckoutPreparer.
 	Sweep store.CheckoutConfig
-	// Verify, when set, is called after the run and before the check with
-	// the sessions still open (tests use it to tamper).
-	Verify func()
 }
 
 // Defaults of Options.
@@ -204,9 +201,6 @@ func Run(ctx context.Context, mode Mode, w *Workload, opt Options, cfg bench.Kin
 	r.outs = make([]outcome, len(w.Carts))
 	if err := r.drive(ctx); err != nil {
 		return nil, err
-	}
-	if opt.Verify != nil {
-		opt.Verify()
 	}
 	c := r.check(ctx, st)
 	r.fill(res, c)

@@ -20,6 +20,7 @@ import (
 // only make captures of neighbouring groups wait on one another.
 type Session struct {
 	conn      *sql.Conn
+	opt       Options // the store's table and engine (checkout.go)
 	guard     [3]string
 	lock      *sql.Stmt
 	take      *sql.Stmt
@@ -36,7 +37,7 @@ func (s *Store) Session(ctx context.Context) (store.Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: mysql: %w", store.ErrServerDown, err)
 	}
-	se := &Session{conn: c, guard: [3]string{"START TRANSACTION", "COMMIT", "ROLLBACK"}}
+	se := &Session{conn: c, opt: s.opt, guard: [3]string{"START TRANSACTION", "COMMIT", "ROLLBACK"}}
 	if s.opt.Engine == MyISAM {
 		lock := "LOCK TABLES `" + s.opt.Table + "` WRITE"
 		se.guard = [3]string{lock, "UNLOCK TABLES", "UNLOCK TABLES"}
