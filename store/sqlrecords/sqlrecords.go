@@ -1,0 +1,423 @@
+// Package sqlrecords is the records capability (store.RWStore) of the SQL
+// adapters — postgres, mysql (InnoDB) and mysql-myisam — over
+// database/sql, one table (k, v, ver), each statement written as that
+// database's experts would:
+//
+//   - Read: SELECT v. With the hard lock the read locks too (FOR SHARE in
+//     PostgreSQL, LOCK IN SHARE MODE in InnoDB), so it waits while a writer
+//     holds FOR UPDATE; with the soft lock it is a plain SELECT, which
+//     MVCC answers from the last committed version without waiting.
+//     MyISAM has no MVCC: every read takes the table's read lock and waits
+//     for a writer, so only the hard lock exists there.
+//   - Write: INSERT, one autocommit statement per record, or --batch of
+//     them in one transaction (MyISAM has no transactions: refused).
+//   - Modify without a lock: SELECT v, then UPDATE ... SET v = <read+delta>,
+//     at READ COMMITTED: concurrent modifies lose updates.
+//   - Modify under a lock: SELECT ... FOR UPDATE, then the UPDATE, in one
+//     transaction, keys in sorted order (MyISAM: LOCK TABLES ... WRITE
+//     around them). Deadlocks and serialization failures are retried and
+//     counted.
+//   - Versioned: SELECT v, ver, then UPDATE ... SET v=?, ver=ver+1 WHERE
+//     k=? AND ver=?; no row changed means another writer won: read again
+//     and retry, counted.
+//   - kv (store.RWPipeliner): N keys in one round trip as one multi-row
+//     upsert or one SELECT ... IN (...): MySQL's protocol has no
+//     pipelining, so the SQL stores batch instead, and say so.
+package sqlrecords
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"allot/store"
+)
+
+// Dialect is what differs between the databases.
+type Dialect struct {
+	// Name names the database and engine in errors and the setting.
+	Name string
+	// Table is the records table, quoted as the database wants.
+	Table string
+	// Create makes the table (Table already dropped).
+	Create string
+	// Placeholder returns the i-th (1-based) parameter marker.
+	Placeholder func(i int) string
+	// ShareLock is appended to a hard-lock read ("FOR SHARE").
+	ShareLock string
+	// TableLocks: MyISAM: no row locks, no transactions, no MVCC.
+	TableLocks bool
+	// UpsertSuffix turns a multi-row INSERT into insert-or-overwrite.
+	UpsertSuffix string
+	// IsConflict reports a deadlock or serialization failure.
+	IsConflict func(error) bool
+	// SessionSetup runs on each session's connection (durability).
+	SessionSetup []string
+	// Setting names the durability setting in use.
+	Setting string
+	// Restore undoes server-wide settings RWOpen changed; may be nil.
+	Restore func(ctx context.Context) error
+}
+
+// conflictRetriesMax bounds the retries of one call.
+const conflictRetriesMax = 1000
+
+// loadBatch is how many records one INSERT carries when loading.
+const loadBatch = 500
+
+// Space is a record space in one table.
+type Space struct {
+	db   *sql.DB
+	d    Dialect
+	opts store.RWOptions
+	// closeDB: the space opened db and closes it.
+	closeDB bool
+}
+
+// Open drops and creates the table and returns the space. db stays the
+// caller's unless closeDB.
+func Open(ctx context.Context, db *sql.DB, closeDB bool, d Dialect, opts store.RWOptions) (*Space, error) {
+	if d.TableLocks {
+		if opts.Transactional {
+			return nil, fmt.Errorf("%w: %s has no transactions (its writes autocommit whatever BEGIN says)", store.ErrRWUnsupported, d.Name)
+		}
+		if opts.Lock == store.RWLockSoft {
+			return nil, fmt.Errorf("%w: %s has no MVCC: every read waits for a writer's table lock, so only --lock hard exists", store.ErrRWUnsupported, d.Name)
+		}
+	}
+	if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+d.Table); err != nil {
+		return nil, fmt.Errorf("%s: dropping %s: %w", d.Name, d.Table, err)
+	}
+	if _, err := db.ExecContext(ctx, d.Create); err != nil {
+		return nil, fmt.Errorf("%s: creating %s: %w", d.Name, d.Table, err)
+	}
+	return &Space{db: db, d: d, opts: opts, closeDB: closeDB}, nil
+}
+
+func (s *Space) Info() store.RWInfo {
+	read := "reads plain SELECT (MVCC, soft)"
+	switch {
+	case s.d.TableLocks:
+		read = "reads take the table read lock (hard); modify locked under LOCK TABLES WRITE"
+	case s.opts.Lock == store.RWLockHard:
+		read = "reads SELECT ... " + s.d.ShareLock + " (hard)"
+	}
+	tx := "autocommit"
+	if s.opts.Transactional {
+		tx = "one transaction per call"
+	}
+	return store.RWInfo{Setting: s.d.Setting + "; " + read + "; " + tx}
+}
+
+// Load inserts recs in multi-row INSERTs.
+func (s *Space) Load(ctx context.Context, recs []store.RWRecord) error {
+	for i := 0; i < len(recs); i += loadBatch {
+		part := recs[i:min(i+loadBatch, len(recs))]
+		q, args := s.insert(part, "")
+		if _, err := s.db.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("%s: load: %w", s.d.Name, err)
+		}
+	}
+	return nil
+}
+
+// insert builds a multi-row INSERT of recs, with suffix (an upsert's).
+func (s *Space) insert(recs []store.RWRecord, suffix string) (string, []any) {
+	var b strings.Builder
+	b.WriteString("INSERT INTO " + s.d.Table + " (k, v, ver) VALUES ")
+	args := make([]any, 0, 3*len(recs))
+	for i, r := range recs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "(%s, %s, %s)", s.d.Placeholder(3*i+1), s.d.Placeholder(3*i+2), s.d.Placeholder(3*i+3))
+		args = append(args, r.Key, r.Value, r.Version)
+	}
+	b.WriteString(suffix)
+	return b.String(), args
+}
+
+// Records reads the whole table.
+func (s *Space) Records(ctx context.Context) ([]store.RWRecord, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT k, v, ver FROM "+s.d.Table)
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading records: %w", s.d.Name, err)
+	}
+	defer rows.Close()
+	var out []store.RWRecord
+	for rows.Next() {
+		var r store.RWRecord
+		if err := rows.Scan(&r.Key, &r.Value, &r.Version); err != nil {
+			return nil, fmt.Errorf("%s: reading records: %w", s.d.Name, err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Close restores what RWOpen changed and closes a db the space opened.
+func (s *Space) Close() error {
+	var err error
+	if s.d.Restore != nil {
+		err = s.d.Restore(context.Background())
+	}
+	if s.closeDB {
+		err = errors.Join(err, s.db.Close())
+	}
+	return err
+}
+
+// Session holds one connection for the worker's life.
+func (s *Space) Session(ctx context.Context) (store.RWSession, error) {
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.d.Name, err)
+	}
+	for _, q := range s.d.SessionSetup {
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("%s: %s: %w", s.d.Name, q, err)
+		}
+	}
+	p := s.d.Placeholder
+	se := &Session{s: s, c: c,
+		read:      "SELECT v FROM " + s.d.Table + " WHERE k = " + p(1),
+		readVer:   "SELECT v, ver FROM " + s.d.Table + " WHERE k = " + p(1),
+		readLock:  "SELECT v FROM " + s.d.Table + " WHERE k = " + p(1) + " FOR UPDATE",
+		write:     "UPDATE " + s.d.Table + " SET v = " + p(1) + " WHERE k = " + p(2),
+		cas:       "UPDATE " + s.d.Table + " SET v = " + p(1) + ", ver = ver + 1 WHERE k = " + p(2) + " AND ver = " + p(3),
+		readShare: "SELECT v FROM " + s.d.Table + " WHERE k = " + p(1),
+	}
+	if s.opts.Lock == store.RWLockHard && !s.d.TableLocks {
+		se.readShare += " " + s.d.ShareLock
+	}
+	return se, nil
+}
+
+// Session is one worker's connection.
+type Session struct {
+	s                                              *Space
+	c                                              *sql.Conn
+	read, readVer, readLock, write, cas, readShare string
+}
+
+// errNoRecord is a modify of a key that is not there.
+var errNoRecord = errors.New("no such record")
+
+func (se *Session) Read(ctx context.Context, key string) (int64, bool, error) {
+	var v int64
+	err := se.c.QueryRowContext(ctx, se.readShare, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("%s: read %s: %w", se.s.d.Name, key, err)
+	}
+	return v, true, nil
+}
+
+// execer is a connection or a transaction.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// inTx runs f in a transaction (the session's setting) or on the
+// connection (autocommit), retrying conflicts when retry says so.
+func (se *Session) inTx(ctx context.Context, tx bool, f func(execer) error) (int, error) {
+	for retries := 0; ; retries++ {
+		var err error
+		if tx {
+			var t *sql.Tx
+			t, err = se.c.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+			if err == nil {
+				if err = f(t); err == nil {
+					err = t.Commit()
+				} else {
+					t.Rollback()
+				}
+			}
+		} else {
+			err = f(se.c)
+		}
+		if err == nil || !se.s.d.IsConflict(err) || retries >= conflictRetriesMax || ctx.Err() != nil {
+			return retries, err
+		}
+	}
+}
+
+func (se *Session) Write(ctx context.Context, recs []store.RWRecord) error {
+	q := "INSERT INTO " + se.s.d.Table + " (k, v, ver) VALUES (" + se.s.d.Placeholder(1) + ", " + se.s.d.Placeholder(2) + ", 0)"
+	do := func(e execer, r store.RWRecord) error {
+		if _, err := e.ExecContext(ctx, q, r.Key, r.Value); err != nil {
+			return fmt.Errorf("%s: insert %s: %w", se.s.d.Name, r.Key, err)
+		}
+		return nil
+	}
+	if se.s.opts.Transactional {
+		_, err := se.inTx(ctx, true, func(e execer) error {
+			for _, r := range recs {
+				if err := do(e, r); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		return err
+	}
+	for _, r := range recs {
+		if err := do(se.c, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (se *Session) Modify(ctx context.Context, keys []string, delta int64, mode store.RWModify) (int, error) {
+	name := se.s.d.Name
+	one := func(e execer, key string) (conflict bool, err error) {
+		switch mode {
+		case store.RWUnlocked, store.RWLocked:
+			q := se.read
+			if mode == store.RWLocked && !se.s.d.TableLocks {
+				q = se.readLock
+			}
+			var v int64
+			if err := e.QueryRowContext(ctx, q, key).Scan(&v); err != nil {
+				if errors.Is(err, sql.ErrNoRows) {
+					err = errNoRecord
+				}
+				return false, fmt.Errorf("%s: modify %s: read: %w", name, key, err)
+			}
+			if _, err := e.ExecContext(ctx, se.write, v+delta, key); err != nil {
+				return false, fmt.Errorf("%s: modify %s: write: %w", name, key, err)
+			}
+			return false, nil
+		case store.RWVersioned:
+			var v, ver int64
+			if err := e.QueryRowContext(ctx, se.readVer, key).Scan(&v, &ver); err != nil {
+				if errors.Is(err, sql.ErrNoRows) {
+					err = errNoRecord
+				}
+				return false, fmt.Errorf("%s: modify %s: read: %w", name, key, err)
+			}
+			res, err := e.ExecContext(ctx, se.cas, v+delta, key, ver)
+			if err != nil {
+				return false, fmt.Errorf("%s: modify %s: compare-and-set: %w", name, key, err)
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return false, err
+			}
+			return n == 0, nil
+		}
+		return false, fmt.Errorf("%w: %s modify", store.ErrRWUnsupported, mode)
+	}
+	lockTables := mode == store.RWLocked && se.s.d.TableLocks
+	total := 0
+	batch := func(e execer) (bool, error) {
+		for _, k := range keys {
+			conflict, err := one(e, k)
+			if err != nil || conflict {
+				return conflict, err
+			}
+		}
+		return false, nil
+	}
+	run := func(keys []string) error {
+		for {
+			var conflict bool
+			retries, err := se.inTx(ctx, se.s.opts.Transactional || mode == store.RWLocked && !lockTables, func(e execer) error {
+				if lockTables {
+					if _, err := e.ExecContext(ctx, "LOCK TABLES "+se.s.d.Table+" WRITE"); err != nil {
+						return err
+					}
+					defer e.ExecContext(context.WithoutCancel(ctx), "UNLOCK TABLES")
+				}
+				var err error
+				conflict, err = batch(e)
+				if conflict && se.s.opts.Transactional {
+					return errCASFailed
+				}
+				return err
+			})
+			total += retries
+			if errors.Is(err, errCASFailed) {
+				conflict, err = true, nil
+			}
+			if err != nil {
+				return err
+			}
+			if !conflict {
+				return nil
+			}
+			total++
+			if total > conflictRetriesMax {
+				return fmt.Errorf("%s: modify %v: %d compare-and-set conflicts in a row", name, keys, total)
+			}
+		}
+	}
+	if se.s.opts.Transactional {
+		return total, run(keys)
+	}
+	saved := keys
+	for i := range saved {
+		keys = saved[i : i+1]
+		if err := run(keys); err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// errCASFailed rolls back a transaction whose compare-and-set lost.
+var errCASFailed = errors.New("compare-and-set lost")
+
+// PipelineWrite upserts every record in one statement: one round trip.
+func (se *Session) PipelineWrite(ctx context.Context, recs []store.RWRecord) error {
+	q, args := se.s.insert(recs, se.s.d.UpsertSuffix)
+	if _, err := se.c.ExecContext(ctx, q, args...); err != nil {
+		return fmt.Errorf("%s: upsert of %d records: %w", se.s.d.Name, len(recs), err)
+	}
+	return nil
+}
+
+// PipelineRead reads every key in one SELECT ... IN: one round trip.
+func (se *Session) PipelineRead(ctx context.Context, keys []string, values []int64, found []bool) error {
+	var b strings.Builder
+	b.WriteString("SELECT k, v FROM " + se.s.d.Table + " WHERE k IN (")
+	args := make([]any, len(keys))
+	at := make(map[string]int, len(keys))
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(se.s.d.Placeholder(i + 1))
+		args[i] = k
+		at[k] = i
+		values[i], found[i] = 0, false
+	}
+	b.WriteString(")")
+	rows, err := se.c.QueryContext(ctx, b.String(), args...)
+	if err != nil {
+		return fmt.Errorf("%s: read of %d keys: %w", se.s.d.Name, len(keys), err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		var v int64
+		if err := rows.Scan(&k, &v); err != nil {
+			return err
+		}
+		if i, ok := at[k]; ok {
+			values[i], found[i] = v, true
+		}
+	}
+	return rows.Err()
+}
+
+func (se *Session) Close() error { return se.c.Close() }
+
+var _ store.RWPipeliner = (*Session)(nil)
