@@ -1,0 +1,185 @@
+package changes
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"allot/inventory"
+	"allot/journal"
+	"allot/vfs"
+)
+
+// Follower turns the journal in one directory into events, from a cursor
+// on. It owns a state machine rebuilt from the journal: it costs the memory
+// of the inventory, which is why a Feed keeps only a few idle ones.
+//
+// A Follower is used by one goroutine at a time.
+type Follower struct {
+	state  *inventory.State
+	reader *journal.Reader
+	dec    *inventory.Decoder
+
+	pos uint64 // the seq of the last op applied
+
+	// The frame being read: its first LSN, stamp and ops not read yet.
+	frameLSN   uint64
+	frameCount int
+	frameStamp int64
+	left       int
+
+	op      inventory.Op
+	lines   []inventory.Line
+	touched []inventory.RowKey
+	before  []rowBefore
+}
+
+type rowBefore struct {
+	count  int64
+	exists bool
+}
+
+// ErrNotReplayed is matched by the error of an op that does not apply on
+// the follower's state as it did on the engine's: the journal and the
+// state machine disagree, which is corruption or a bug, never skipped.
+var ErrNotReplayed = errors.New("changes: a journaled op does not replay")
+
+// NewFollower returns a follower of the journal in dir whose next event is
+// seq after+1. retention must be the engine's (Engine.Retention), since
+// keyed repeats replay by it. The journal must be durable up to after (the
+// follower replays up to it before it returns). A cursor whose state can no
+// longer be rebuilt fails with a *journal.TrimmedError.
+func NewFollower(fs vfs.FS, dir string, after, durable uint64, retention time.Duration) (*Follower, error) {
+	if fs == nil {
+		fs = vfs.OS{}
+	}
+	oldest, err := journal.Oldest(fs, dir)
+	if err != nil {
+		return nil, err
+	}
+	if after+1 < oldest {
+		return nil, &journal.TrimmedError{Want: after + 1, Oldest: oldest}
+	}
+	snapLSN, state, err := journal.LoadSnapshot(fs, dir, after)
+	if err != nil {
+		return nil, err
+	}
+	if retention > 0 {
+		state.SetRetention(retention.Milliseconds())
+	}
+	r, err := journal.NewReader(fs, dir, snapLSN+1)
+	if err != nil {
+		return nil, err
+	}
+	f := &Follower{state: state, reader: r, dec: inventory.NewDecoder(), pos: snapLSN}
+	for f.pos < after {
+		ok, err := f.step(max(after, durable), nil)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		if !ok {
+			f.Close()
+			return nil, fmt.Errorf("changes: the journal in %s ends at seq %d, before the cursor %d", dir, f.pos, after)
+		}
+	}
+	return f, nil
+}
+
+// Pos returns the seq of the last event the follower passed: the cursor
+// of its next read.
+func (f *Follower) Pos() uint64 { return f.pos }
+
+// State returns the follower's state machine, as of Pos. Callers must not
+// change it.
+func (f *Follower) State() *inventory.State { return f.state }
+
+// Next returns the event after Pos if its op is durable (seq <= limit),
+// or false when there is none yet.
+func (f *Follower) Next(limit uint64) (Event, bool, error) {
+	var ev Event
+	ok, err := f.step(limit, &ev)
+	return ev, ok, err
+}
+
+// step applies the next op if it is at or below limit, and fills ev (when
+// not nil) with its event.
+func (f *Follower) step(limit uint64, ev *Event) (bool, error) {
+	var lsn uint64
+	for {
+		for f.left == 0 {
+			fr, ok, err := f.reader.Next(limit)
+			if err != nil || !ok {
+				return false, err
+			}
+			f.dec.Reset(fr.Payload)
+			f.dec.Version = fr.Version
+			f.frameLSN, f.frameCount, f.frameStamp, f.left = fr.FirstLSN, fr.Count, fr.Stamp, fr.Count
+			f.state.SetTime(fr.Stamp)
+			// Frees finished holds and keys past retention; no answer
+			// depends on when it runs.
+			f.state.Collect()
+		}
+		lsn = f.frameLSN + uint64(f.frameCount-f.left)
+		if lsn > limit {
+			return false, nil
+		}
+		if err := f.dec.Op(&f.op); err != nil {
+			return false, fmt.Errorf("changes: decode op %d: %w", lsn, err)
+		}
+		f.left--
+		if lsn > f.pos {
+			break
+		}
+		// The start of a frame that began before the cursor.
+		if err := f.apply(lsn); err != nil {
+			return false, err
+		}
+	}
+	if ev == nil {
+		if err := f.apply(lsn); err != nil {
+			return false, err
+		}
+		f.pos = lsn
+		return true, nil
+	}
+	op := &f.op
+	f.touched = f.state.Touched(op, f.touched[:0])
+	f.before = f.before[:0]
+	for _, k := range f.touched {
+		c, ok := f.state.Count(k)
+		f.before = append(f.before, rowBefore{c, ok})
+	}
+	if err := f.apply(lsn); err != nil {
+		return false, err
+	}
+	f.pos = lsn
+	*ev = Event{Seq: lsn, TimeMS: f.frameStamp, Op: op.Kind.String(), Key: op.IdempotencyKey, Rows: make([]Row, 0, len(f.touched))}
+	switch op.Kind {
+	case inventory.KindHold, inventory.KindConfirm, inventory.KindCancel, inventory.KindExpire:
+		ev.Hold = op.Hold
+	}
+	for i, k := range f.touched {
+		after, _ := f.state.Count(k)
+		delta := after - f.before[i].count
+		if delta == 0 && op.Kind != inventory.KindStock {
+			continue
+		}
+		ev.Rows = append(ev.Rows, Row{SKU: k.SKU, Warehouse: k.Warehouse, Condition: k.Condition, Source: k.Source, Delta: delta, CountAfter: after})
+	}
+	return true, nil
+}
+
+func (f *Follower) apply(lsn uint64) error {
+	res := f.state.Apply(&f.op, f.lines)
+	if res.Lines != nil {
+		f.lines = res.Lines
+	}
+	if !res.Changed {
+		return fmt.Errorf("%w: op %d (%s): %s %s", ErrNotReplayed, lsn, f.op.Kind, res.Code, res.Detail)
+	}
+	return nil
+}
+
+// Close releases the follower's open segment.
+func (f *Follower) Close() error { return f.reader.Close() }

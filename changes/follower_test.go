@@ -1,0 +1,336 @@
+package changes_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+	"time"
+
+	"allot/changes"
+	"allot/engine"
+	"allot/inventory"
+	"allot/journal"
+)
+
+// Rebuild applies events in order to a table of row counts and checks each
+// event against it: seq gapless from first, and every row's count before
+// plus delta equal to its count_after. It is the consumer's view of the
+// stream: what a cache or a search index would hold.
+func rebuild(first uint64, events []changes.Event, rows map[inventory.RowKey]int64) error {
+	next := first
+	for _, ev := range events {
+		if ev.Seq != next {
+			return fmt.Errorf("seq %d where %d was expected", ev.Seq, next)
+		}
+		next++
+		for _, r := range ev.Rows {
+			before := rows[r.Key()]
+			if before+r.Delta != r.CountAfter {
+				return fmt.Errorf("seq %d (%s): row %v was %d, delta %d, count_after %d", ev.Seq, ev.Op, r.Key(), before, r.Delta, r.CountAfter)
+			}
+			rows[r.Key()] = r.CountAfter
+		}
+	}
+	return nil
+}
+
+// equalRows compares the rebuilt table with the engine's rows.
+func equalRows(rows map[inventory.RowKey]int64, want []inventory.Row) error {
+	if len(rows) != len(want) {
+		return fmt.Errorf("%d rows rebuilt, the engine has %d", len(rows), len(want))
+	}
+	for _, r := range want {
+		got, ok := rows[r.Key]
+		if !ok || got != r.Count {
+			return fmt.Errorf("row %v: rebuilt %d (present %v), the engine has %d", r.Key, got, ok, r.Count)
+		}
+	}
+	return nil
+}
+
+// workload runs a random mix of every mutating kind, with short-lived
+// holds, idempotency keys and repeats, and returns how many holds it made.
+func workload(t *testing.T, e *engine.Engine, rng *rand.Rand, ops int) {
+	t.Helper()
+	const skus = 6
+	key := func(i int) inventory.RowKey {
+		return inventory.RowKey{SKU: "s" + strconv.Itoa(i%skus), Warehouse: "w" + strconv.Itoa(i%3), Condition: "new", Source: "a"}
+	}
+	group := func() inventory.GroupKey { return key(rng.IntN(skus)).Group() }
+	for i := 0; i < skus*3; i++ {
+		if _, err := e.Stock(key(i), 20, 100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var holds []string
+	for i := 0; i < ops; i++ {
+		var op inventory.Op
+		switch rng.IntN(9) {
+		case 0, 1:
+			op = inventory.Capture(group(), int64(1+rng.IntN(3)))
+		case 2:
+			op = inventory.Release(key(rng.IntN(skus*3)), int64(1+rng.IntN(3)))
+		case 3:
+			op = inventory.Stock(key(rng.IntN(skus*3+4)), int64(rng.IntN(30)), 100)
+		case 4, 5:
+			id := "h" + strconv.Itoa(i)
+			holds = append(holds, id)
+			op = inventory.Hold(id, int64(1+rng.IntN(40)), []inventory.Demand{{Group: group(), N: 1}, {Group: group(), N: 1}})
+		case 6:
+			if len(holds) == 0 {
+				continue
+			}
+			op = inventory.Confirm(holds[rng.IntN(len(holds))])
+		case 7:
+			if len(holds) == 0 {
+				continue
+			}
+			op = inventory.Cancel(holds[rng.IntN(len(holds))])
+		case 8:
+			op = inventory.Order([]inventory.Demand{{Group: group(), N: 2}})
+		}
+		if op.Kind.Keyed() && rng.IntN(3) == 0 {
+			op.IdempotencyKey = "k" + strconv.Itoa(rng.IntN(ops))
+		}
+		if _, err := e.Do(op, nil); err != nil {
+			t.Fatal(err)
+		}
+		if rng.IntN(50) == 0 {
+			time.Sleep(time.Duration(rng.IntN(5)) * time.Millisecond)
+		}
+	}
+}
+
+func waitNoHolds(t *testing.T, e *engine.Engine) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := e.Do(inventory.Available(inventory.GroupKey{SKU: "s0", Condition: "new", Source: "a"}), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		active := e.Stats().State.HoldsActive
+		if active == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d holds still held 5 s after the longest ttl", active)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func readAll(t *testing.T, f *changes.Feed, after uint64, count int) []changes.Event {
+	t.Helper()
+	var all []changes.Event
+	for {
+		evs, err := f.Read(context.Background(), after, count, 0)
+		if err != nil {
+			t.Fatalf("read after %d: %v", after, err)
+		}
+		if len(evs) == 0 {
+			return all
+		}
+		all = append(all, evs...)
+		after = evs[len(evs)-1].Seq
+	}
+}
+
+// The acceptance test of the change stream: read it from 0 and rebuild a
+// state equal to the engine's, holds and expiries included, across a
+// restart, in every durability mode.
+func TestStreamRebuildsState(t *testing.T) {
+	for _, mode := range []engine.Durability{engine.DurabilityFsync, engine.DurabilityWrite, engine.DurabilityNone} {
+		t.Run(string(mode), func(t *testing.T) {
+			dir := t.TempDir()
+			rng := rand.New(rand.NewPCG(1, uint64(len(mode))))
+			cfg := engine.Config{Dir: dir, Durability: mode, SegmentBytes: 8192}
+			e, err := engine.Open(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			workload(t, e, rng, 400)
+			if err := e.Close(); err != nil {
+				t.Fatal(err)
+			}
+			// Restarted: the stream goes on where it was.
+			if e, err = engine.Open(cfg); err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			workload(t, e, rng, 400)
+			waitNoHolds(t, e)
+			want, err := e.Rows()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// In none mode the last expiries may wait for the flusher's
+			// tick before they are readable.
+			deadline := time.Now().Add(2 * time.Second)
+			for e.DurableLSN() < e.AppliedLSN() && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			feed := changes.NewFeed(e)
+			defer feed.Close()
+			events := readAll(t, feed, 0, 37)
+			if uint64(len(events)) != e.DurableLSN() {
+				t.Fatalf("%d events, the journal holds %d ops", len(events), e.DurableLSN())
+			}
+			rows := map[inventory.RowKey]int64{}
+			if err := rebuild(1, events, rows); err != nil {
+				t.Fatal(err)
+			}
+			if err := equalRows(rows, want); err != nil {
+				t.Fatal(err)
+			}
+			kinds := map[string]int{}
+			for _, ev := range events {
+				kinds[ev.Op]++
+				switch ev.Op {
+				case "confirm":
+					if len(ev.Rows) != 0 || ev.Hold == "" {
+						t.Errorf("confirm event %+v: want a hold and no rows", ev)
+					}
+				case "hold", "cancel", "expire":
+					if ev.Hold == "" || len(ev.Rows) == 0 {
+						t.Errorf("%s event %+v: want a hold and rows", ev.Op, ev)
+					}
+				}
+				if ev.TimeMS == 0 {
+					t.Errorf("event %d has no time", ev.Seq)
+				}
+			}
+			for _, k := range []string{"capture", "release", "stock", "hold", "confirm", "cancel", "expire", "order"} {
+				if kinds[k] == 0 {
+					t.Errorf("no %s event in %v", k, kinds)
+				}
+			}
+			t.Logf("%d events: %v", len(events), kinds)
+
+			// The checker's power: the same events with one dropped, or one
+			// delta off, do not rebuild.
+			if len(events) > 10 {
+				broken := append(append([]changes.Event{}, events[:5]...), events[6:]...)
+				if rebuild(1, broken, map[inventory.RowKey]int64{}) == nil {
+					t.Error("the rebuild checker missed a dropped event")
+				}
+			}
+			for i := len(events) - 1; i >= 0; i-- {
+				if len(events[i].Rows) == 0 {
+					continue
+				}
+				bad := append([]changes.Event{}, events...)
+				bad[i].Rows = append([]changes.Row{}, bad[i].Rows...)
+				bad[i].Rows[0].Delta++
+				bad[i].Rows[0].CountAfter++
+				rows := map[inventory.RowKey]int64{}
+				if rebuild(1, bad, rows) == nil && equalRows(rows, want) == nil {
+					t.Error("the rebuild checker missed a wrong count")
+				}
+				break
+			}
+		})
+	}
+}
+
+// A reader resuming from any cursor gets the same events as one reading
+// through, and the JSON round-trips.
+func TestResumeFromAnyCursor(t *testing.T) {
+	e, err := engine.Open(engine.Config{Dir: t.TempDir(), Durability: engine.DurabilityWrite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	workload(t, e, rand.New(rand.NewPCG(2, 2)), 200)
+	feed := changes.NewFeed(e)
+	all := readAll(t, feed, 0, changes.CountMax)
+	for _, after := range []uint64{0, 1, 7, uint64(len(all) / 2), uint64(len(all) - 1)} {
+		// A fresh feed: no follower to reuse, so it is rebuilt.
+		evs, err := changes.NewFeed(e).Read(context.Background(), after, 3, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, ev := range evs {
+			if after+uint64(i) >= uint64(len(all)) {
+				break // an expiry since
+			}
+			want := all[after+uint64(i)]
+			got, err := changes.ParseEvent(ev.AppendJSON(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("after %d: event %d = %+v, reading through gave %+v", after, i, got, want)
+			}
+		}
+	}
+	if _, err := feed.Read(context.Background(), uint64(len(all))+1000000, 1, 0); !errors.As(err, new(*changes.FutureError)) {
+		t.Errorf("a cursor past the newest seq: %v, want a FutureError", err)
+	}
+}
+
+// Snapshot trimming: a cursor before the newest snapshot is refused with
+// the oldest readable seq, and reading from there works.
+func TestTrimmed(t *testing.T) {
+	dir := t.TempDir()
+	e, err := engine.Open(engine.Config{Dir: dir, Durability: engine.DurabilityWrite, SegmentBytes: 4096, SnapshotEveryOps: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	workload(t, e, rand.New(rand.NewPCG(3, 3)), 600)
+	// Snapshots are written in the background.
+	deadline := time.Now().Add(5 * time.Second)
+	var oldest uint64
+	for time.Now().Before(deadline) {
+		if oldest, err = journal.Oldest(nil, dir); err != nil {
+			t.Fatal(err)
+		}
+		if oldest > 1 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if oldest <= 1 {
+		t.Fatal("no snapshot trimmed the journal")
+	}
+	feed := changes.NewFeed(e)
+	_, err = feed.Read(context.Background(), 0, 10, 0)
+	var te *journal.TrimmedError
+	if !errors.As(err, &te) || te.Oldest < oldest {
+		t.Fatalf("CHANGES 0 on a trimmed journal: %v, want a TrimmedError with oldest >= %d", err, oldest)
+	}
+	evs := readAll(t, feed, te.Oldest-1, 50)
+	if len(evs) == 0 || evs[0].Seq != te.Oldest || evs[len(evs)-1].Seq != e.DurableLSN() {
+		t.Fatalf("from the oldest: %d events, want %d..%d", len(evs), te.Oldest, e.DurableLSN())
+	}
+}
+
+// BLOCK waits for the next event, and returns none when the wait ends.
+func TestBlock(t *testing.T) {
+	e, err := engine.Open(engine.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	feed := changes.NewFeed(e)
+	start := time.Now()
+	evs, err := feed.Read(context.Background(), 0, 10, 50*time.Millisecond)
+	if err != nil || len(evs) != 0 || time.Since(start) < 50*time.Millisecond {
+		t.Fatalf("an empty journal: %v events, %v, after %v; want none after the 50ms block", len(evs), err, time.Since(start))
+	}
+	go func() {
+		time.Sleep(30 * time.Millisecond)
+		e.Stock(inventory.RowKey{SKU: "a", Warehouse: "w", Condition: "c", Source: "s"}, 3, 1)
+	}()
+	evs, err = feed.Read(context.Background(), 0, 10, 10*time.Second)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("blocked read: %v, %v", evs, err)
+	}
+	if got := string(evs[0].AppendJSON(nil)); got != fmt.Sprintf(`{"seq":1,"time_ms":%d,"op":"stock","rows":[{"sku":"a","warehouse":"w","condition":"c","source":"s","delta":3,"count_after":3}]}`, evs[0].TimeMS) {
+		t.Errorf("JSON %s", got)
+	}
+}

@@ -1,0 +1,340 @@
+package journal
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+
+	"allot/inventory"
+	"allot/vfs"
+)
+
+// Reading the journal while it is written: the change stream and, later, a
+// replica follow it with a Reader, which returns frames in LSN order from
+// the segments on disk and tails the current one.
+//
+// A Reader never writes, never takes the directory's lock and never decides
+// what is durable: the caller passes the LSN up to which frames are known to
+// be written (the engine publishes it after each write, or each fdatasync
+// in fsync mode), and the Reader returns no frame past it. So a frame that
+// is being copied into a mapped segment, or that is written but not yet
+// synced, is never seen half done or before it is durable.
+//
+// Segments deleted by snapshot trimming while a Reader has one open stay
+// readable through the open file (POSIX unlink semantics); a Reader that
+// must open a segment that is gone reports a *TrimmedError.
+
+// TrimmedError is returned when the ops a reader asks for are no longer in
+// the journal: snapshot trimming removed the segments that held them.
+// Oldest is the first LSN that can still be read with the state before it
+// (the LSN of the newest snapshot + 1, or 1 when the journal is whole).
+type TrimmedError struct {
+	Want   uint64
+	Oldest uint64
+}
+
+func (e *TrimmedError) Error() string {
+	return fmt.Sprintf("journal: op %d is trimmed; the oldest op still readable is %d", e.Want, e.Oldest)
+}
+
+// ErrTrimmed is matched (errors.Is) by every *TrimmedError.
+var ErrTrimmed = errors.New("journal: trimmed")
+
+func (e *TrimmedError) Is(target error) bool { return target == ErrTrimmed }
+
+// FrameInfo is one frame as a Reader returns it.
+type FrameInfo struct {
+	FirstLSN uint64
+	Count    int
+	// Stamp is the batch's time in milliseconds of the engine's clock (0
+	// for version 1 frames, which carried none).
+	Stamp int64
+	// Version is the frame format version: tell the op decoder
+	// (inventory.Decoder.Version).
+	Version int
+	// Payload is the frame's ops, valid until the next call to Next.
+	Payload []byte
+}
+
+// LastLSN is the LSN of the frame's last op.
+func (f *FrameInfo) LastLSN() uint64 { return f.FirstLSN + uint64(f.Count) - 1 }
+
+// FrameLastLSN returns the LSN of the last op of a sealed frame (what
+// Journal.Seal returned): the engine publishes it once the frame is as
+// durable as its mode promises.
+func FrameLastLSN(frame []byte) uint64 {
+	return binary.LittleEndian.Uint64(frame[20:]) + uint64(binary.LittleEndian.Uint32(frame[16:])) - 1
+}
+
+// Reader reads frames from a journal directory in LSN order. It is used by
+// one goroutine at a time.
+type Reader struct {
+	fs  vfs.FS
+	dir string
+
+	file     vfs.File
+	fileName string
+	off      int64
+	next     uint64 // the first LSN of the next frame to return
+	buf      []byte
+}
+
+// NewReader returns a reader whose first frame is the one that holds op
+// from (from >= 1): that frame may begin before from, and the caller skips
+// the ops it does not want. It fails with a *TrimmedError when op from is
+// no longer in the journal.
+func NewReader(fs vfs.FS, dir string, from uint64) (*Reader, error) {
+	if fs == nil {
+		fs = vfs.OS{}
+	}
+	if from == 0 {
+		from = 1
+	}
+	r := &Reader{fs: fs, dir: dir, next: from}
+	segs, snap, err := listDir(fs, dir)
+	if err != nil {
+		return nil, err
+	}
+	i := sort.Search(len(segs), func(i int) bool { return segs[i].firstLSN > from }) - 1
+	if i < 0 {
+		if len(segs) == 0 && snap == 0 && from == 1 {
+			// A fresh directory: nothing is written yet.
+			return r, nil
+		}
+		return nil, &TrimmedError{Want: from, Oldest: oldest(segs, snap)}
+	}
+	if err := r.open(segs[i].name); err != nil {
+		return nil, err
+	}
+	// Skip to the frame that holds from.
+	for {
+		h, size, ok, err := r.peek()
+		if err != nil {
+			return nil, err
+		}
+		if !ok || h.firstLSN+uint64(h.count) > from {
+			break
+		}
+		r.off += int64(size)
+	}
+	return r, nil
+}
+
+// Oldest returns the first LSN whose state a reader can rebuild from the
+// journal in dir: 1 when no snapshot was ever written, else the newest
+// snapshot's LSN + 1.
+func Oldest(fs vfs.FS, dir string) (uint64, error) {
+	if fs == nil {
+		fs = vfs.OS{}
+	}
+	segs, snap, err := listDir(fs, dir)
+	if err != nil {
+		return 0, err
+	}
+	return oldest(segs, snap), nil
+}
+
+func oldest(segs []segment, snap uint64) uint64 {
+	if snap > 0 {
+		return snap + 1
+	}
+	if len(segs) > 0 {
+		return segs[0].firstLSN
+	}
+	return 1
+}
+
+// listDir returns the segments, oldest first, and the newest snapshot's
+// LSN (0 if none).
+func listDir(fs vfs.FS, dir string) ([]segment, uint64, error) {
+	names, err := fs.List(dir)
+	if err != nil {
+		return nil, 0, fmt.Errorf("journal: list %s: %w", dir, err)
+	}
+	var segs []segment
+	var snap uint64
+	for _, name := range names {
+		if lsn, ok := parseName(name, "snapshot-", ".snap"); ok {
+			snap = max(snap, lsn)
+		} else if lsn, ok := parseName(name, "journal-", ".log"); ok {
+			segs = append(segs, segment{name: name, firstLSN: lsn})
+		}
+	}
+	sort.Slice(segs, func(i, j int) bool { return segs[i].firstLSN < segs[j].firstLSN })
+	return segs, snap, nil
+}
+
+// LoadSnapshot returns the state of the newest snapshot in dir whose LSN is
+// at most atMost, and its LSN; a fresh state and 0 when there is none.
+func LoadSnapshot(fs vfs.FS, dir string, atMost uint64) (uint64, *inventory.State, error) {
+	if fs == nil {
+		fs = vfs.OS{}
+	}
+	names, err := fs.List(dir)
+	if err != nil {
+		return 0, nil, fmt.Errorf("journal: list %s: %w", dir, err)
+	}
+	var best uint64
+	for _, name := range names {
+		if lsn, ok := parseName(name, "snapshot-", ".snap"); ok && lsn <= atMost && lsn > best {
+			best = lsn
+		}
+	}
+	if best == 0 {
+		return 0, inventory.NewState(), nil
+	}
+	name := path.Join(dir, snapshotName(best))
+	buf, err := vfs.ReadFile(fs, name)
+	if err != nil {
+		return 0, nil, fmt.Errorf("journal: read %s: %w", name, err)
+	}
+	lsn, st, err := decodeSnapshot(name, buf, inventory.NewDecoder())
+	if err != nil {
+		return 0, nil, err
+	}
+	return lsn, st, nil
+}
+
+func (r *Reader) open(name string) error {
+	f, err := r.fs.Open(path.Join(r.dir, name))
+	if err != nil {
+		if errors.Is(err, vfs.ErrNotExist) {
+			segs, snap, lerr := listDir(r.fs, r.dir)
+			if lerr != nil {
+				return lerr
+			}
+			return &TrimmedError{Want: r.next, Oldest: oldest(segs, snap)}
+		}
+		return fmt.Errorf("journal: open %s: %w", name, err)
+	}
+	if r.file != nil {
+		r.file.Close()
+	}
+	r.file, r.fileName, r.off = f, name, 0
+	return nil
+}
+
+// peek reads the frame at the reader's offset without consuming it. ok is
+// false when there is no complete frame there (the end of what is written
+// so far, the zeros of a preallocated segment, or a frame being written).
+func (r *Reader) peek() (h frameHeader, size int, ok bool, err error) {
+	if r.file == nil {
+		return h, 0, false, nil
+	}
+	if cap(r.buf) < frameHeaderSize {
+		r.buf = make([]byte, 64<<10)
+	}
+	hdr := r.buf[:frameHeaderSize]
+	n, err := r.file.ReadAt(hdr, r.off)
+	if err != nil && err != io.EOF {
+		return h, 0, false, fmt.Errorf("journal: read %s: %w", r.fileName, err)
+	}
+	if n < frameHeaderSizeV1 {
+		return h, 0, false, nil
+	}
+	hdr = hdr[:n]
+	var need int
+	switch binary.LittleEndian.Uint32(hdr) {
+	case frameMagic:
+		need = frameHeaderSizeV1
+	case frameMagicV2:
+		need = frameHeaderSize
+	default:
+		return h, 0, false, nil
+	}
+	if n < need {
+		return h, 0, false, nil
+	}
+	plen := binary.LittleEndian.Uint32(hdr[4:])
+	if plen > FramePayloadMax {
+		return h, 0, false, nil
+	}
+	total := need + int(plen)
+	if cap(r.buf) < total {
+		r.buf = make([]byte, total)
+	}
+	frame := r.buf[:total]
+	n, err = r.file.ReadAt(frame, r.off)
+	if err != nil && err != io.EOF {
+		return h, 0, false, fmt.Errorf("journal: read %s: %w", r.fileName, err)
+	}
+	if n < total {
+		return h, 0, false, nil
+	}
+	h, size, bad, unknown := parseFrame(frame)
+	if unknown {
+		return h, 0, false, fmt.Errorf("%w: %s at offset %d: %s", ErrUnknownVersion, r.fileName, r.off, bad)
+	}
+	if bad != "" {
+		return h, 0, false, nil
+	}
+	return h, size, true, nil
+}
+
+// Next returns the next frame if its last op is at most limit (the LSN the
+// caller knows to be durable), or ok false when there is none yet. Frames
+// up to limit must be on disk: a frame that should be there and is not is
+// an error (or a *TrimmedError when its segment was removed).
+func (r *Reader) Next(limit uint64) (f FrameInfo, ok bool, err error) {
+	if r.next > limit {
+		return f, false, nil
+	}
+	for attempt := 0; ; attempt++ {
+		h, size, found, err := r.peek()
+		if err != nil {
+			return f, false, err
+		}
+		if found {
+			if h.firstLSN+uint64(h.count) <= r.next {
+				// A frame wholly before the position (a reader placed
+				// in the middle of a frame has consumed it).
+				r.off += int64(size)
+				continue
+			}
+			if h.firstLSN > r.next {
+				return f, false, &CorruptionError{File: r.fileName, Offset: r.off, Reason: fmt.Sprintf("frame starts at op %d, the reader expected %d", h.firstLSN, r.next)}
+			}
+			last := h.firstLSN + uint64(h.count) - 1
+			if last > limit {
+				return f, false, nil
+			}
+			f = FrameInfo{FirstLSN: h.firstLSN, Count: int(h.count), Stamp: h.stamp, Version: h.version,
+				Payload: r.buf[h.headerSize:size]}
+			r.off += int64(size)
+			r.next = last + 1
+			return f, true, nil
+		}
+		// Nothing at the offset: the frame, durable by the caller's word,
+		// is in the next segment.
+		if attempt > 1 {
+			return f, false, fmt.Errorf("journal: op %d should be durable but no segment holds it (after %s offset %d)", r.next, r.fileName, r.off)
+		}
+		segs, snap, err := listDir(r.fs, r.dir)
+		if err != nil {
+			return f, false, err
+		}
+		i := sort.Search(len(segs), func(i int) bool { return segs[i].firstLSN > r.next }) - 1
+		if i < 0 {
+			return f, false, &TrimmedError{Want: r.next, Oldest: oldest(segs, snap)}
+		}
+		if segs[i].name == r.fileName {
+			continue // read the current one again
+		}
+		if err := r.open(segs[i].name); err != nil {
+			return f, false, err
+		}
+	}
+}
+
+// Close releases the open segment.
+func (r *Reader) Close() error {
+	if r.file == nil {
+		return nil
+	}
+	err := r.file.Close()
+	r.file = nil
+	return err
+}
