@@ -141,7 +141,7 @@ func (s *Store) Rows(context.Context) ([]inventory.Row, error) { return s.eng.Ro
 
 // Session returns a handle that calls the engine directly.
 func (s *Store) Session(context.Context) (store.Session, error) {
-	return &session{eng: s.eng, req: engine.NewRequest(), depth: max(1, s.pipeline)}, nil
+	return newCheckoutSession(&session{eng: s.eng, req: engine.NewRequest(), depth: max(1, s.pipeline)}), nil
 }
 
 // Describe says where the data lives and in which mode.

@@ -222,7 +222,9 @@ func (s *Store) Session(ctx context.Context) (store.Session, error) {
 			}
 			s.batchConn, s.batcher = c, client.NewBatcher(c, s.cfg.Timeout)
 		}
-		return &sharedSession{store: s}, nil
+		se := &sharedSession{store: s}
+		se.OpCheckout.Do = se.do
+		return se, nil
 	}
 	cfg := s.clientCfg
 	cfg.PoolSize = 1
@@ -231,6 +233,7 @@ func (s *Store) Session(ctx context.Context) (store.Session, error) {
 		return nil, fmt.Errorf("store/remote: %w", err)
 	}
 	se := &Session{store: s, client: c, depth: s.cfg.Pipeline}
+	se.OpCheckout.Do = se.do
 	if _, err := se.connection(ctx); err != nil {
 		c.Close()
 		return nil, err

@@ -16,6 +16,8 @@ type Session struct {
 	client *client.Client // PoolSize 1: this session's connection
 	conn   *client.Conn
 	depth  int
+	// OpCheckout gives holds and orders, one command each (checkout.go).
+	store.OpCheckout
 }
 
 var _ store.Pipeliner = (*Session)(nil)
@@ -87,7 +89,10 @@ func (se *Session) Close() error {
 }
 
 // sharedSession sends its ops through the store's Batcher.
-type sharedSession struct{ store *Store }
+type sharedSession struct {
+	store *Store
+	store.OpCheckout
+}
 
 func (se *sharedSession) Capture(ctx context.Context, g inventory.GroupKey, n int64, lines []inventory.Line) (inventory.Result, error) {
 	r, err := se.store.batcher.Do(ctx, inventory.Capture(g, n), lines)
