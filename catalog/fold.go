@@ -127,3 +127,27 @@ func HasFoldedPrefix(s, prefix string) bool {
 	}
 	return true
 }
+
+// PrefixEnd returns the least string greater than every string that
+// starts with prefix, in byte order (which is code point order for
+// UTF-8): prefix with its last rune replaced by the next code point
+// (skipping surrogates), dropping trailing runes that are already the
+// largest. A range query [prefix, PrefixEnd(prefix)) then holds exactly
+// the strings with that prefix. ok is false when there is no such string
+// (prefix is all U+10FFFF): the range has no upper end.
+func PrefixEnd(prefix string) (end string, ok bool) {
+	for prefix != "" {
+		r, size := utf8.DecodeLastRuneInString(prefix)
+		prefix = prefix[:len(prefix)-size]
+		switch {
+		case r == unicode.MaxRune:
+			continue
+		case r == 0xD7FF:
+			r = 0xE000
+		default:
+			r++
+		}
+		return prefix + string(r), true
+	}
+	return "", false
+}

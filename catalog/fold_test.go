@@ -82,3 +82,35 @@ func TestHasFoldedPrefix(t *testing.T) {
 		}
 	}
 }
+
+func TestPrefixEnd(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"ab", "ac", true},
+		{"a\u00ff", "a\u0100", true},
+		{"é", "ê", true},
+		{"a\U0010FFFF", "b", true},
+		{"\uD7FF", "\uE000", true},
+		{"\U0010FFFF", "", false},
+	} {
+		got, ok := PrefixEnd(c.in)
+		if got != c.want || ok != c.ok {
+			t.Errorf("PrefixEnd(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+	// Every string with the prefix sorts below the end, and the end itself
+	// does not have the prefix.
+	for _, p := range []string{"a", "zz", "日本", "σ", "a\u007f"} {
+		end, _ := PrefixEnd(p)
+		for _, s := range []string{p, p + "\U0010FFFF", p + "zzzz", p + "\U0010FFFF\U0010FFFF"} {
+			if !(s < end) {
+				t.Errorf("%q is not below PrefixEnd(%q) = %q", s, p, end)
+			}
+		}
+		if strings.HasPrefix(end, p) {
+			t.Errorf("PrefixEnd(%q) = %q has the prefix", p, end)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"allot/bench"
 	"allot/services/servicestest"
 	"allot/store"
+	_ "allot/store/postgres"
 	_ "allot/store/redis"
 )
 
@@ -17,6 +18,7 @@ func TestPeers(t *testing.T) {
 	w := workloadOf(t, 20000, 2000)
 	for _, c := range []struct{ store, server string }{
 		{"redis", "redis"},
+		{"postgres", "postgres"},
 	} {
 		t.Run(c.store, func(t *testing.T) {
 			servicestest.Require(t, c.server)

@@ -1,0 +1,18 @@
+-- The catalog for the search workload. Titles and brands are folded by Go
+-- (catalog.Fold, Unicode simple case folding) into columns of the C
+-- collation: lower() follows the database's collation and locale, which
+-- fold differently (and the C locale's lower() folds ASCII alone), so a
+-- folded column is what makes "case-insensitive" mean the same here as in
+-- allot. Under "C", comparison is byte order, the contract's order.
+-- The index serves the prefix as a range [prefix, PrefixEnd(prefix)) in
+-- (folded title, sku) order, and carries the folded brand so that the
+-- brand filter reads no heap page.
+CREATE TABLE IF NOT EXISTS allot_catalog (
+    sku          text COLLATE "C" PRIMARY KEY,
+    title        text NOT NULL,
+    brand        text NOT NULL,
+    title_folded text COLLATE "C" NOT NULL,
+    brand_folded text COLLATE "C" NOT NULL,
+    available    bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS allot_catalog_title ON allot_catalog (title_folded, sku) INCLUDE (brand_folded);
