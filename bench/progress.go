@@ -21,6 +21,8 @@ type Progress struct {
 	// ETA is the time left at the current rate, or until the duration
 	// bound, whichever is sooner; 0 when unknown.
 	ETA time.Duration
+	// Errors counts ops that failed so far.
+	Errors int64
 	// Final is set on the last call.
 	Final bool
 }

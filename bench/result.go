@@ -103,6 +103,11 @@ type Result struct {
 	// the bench could not learn where the store keeps its data.
 	DataDirs []DataDir `json:"data_dirs,omitempty"`
 
+	// Server is what the run cost the store's server process (CPU, peak
+	// memory), for stores that are a process on this machine
+	// (store.ServerProcess); nil otherwise.
+	Server *ServerUsage `json:"server,omitempty"`
+
 	// Extra holds a workload kind's own figures (Kind), by name, for
 	// example "expiry_lag_p99_ms" or "duplicates"; nil for "ims".
 	Extra map[string]any `json:"extra,omitempty"`

@@ -75,9 +75,13 @@ func (p *Plan) Run(ctx context.Context, cfg RunConfig, st store.Store) (*Result,
 	if err := r.openSessions(ctx, st); err != nil {
 		return nil, err
 	}
-	if err := r.run(ctx); err != nil {
+	meter := StartServerMeter(ctx, st)
+	err := r.run(ctx)
+	usage := meter.Stop(r.done(), SpanOps)
+	if err != nil {
 		return nil, err
 	}
+	res.Server = usage
 	final, err := st.Rows(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("bench: reading the rows back: %w", err)
@@ -119,6 +123,7 @@ type runner struct {
 
 	errMu        sync.Mutex
 	errorSamples []string
+	errorCount   atomic.Int64 // for Progress; each worker's own count is in worker.errors
 }
 
 // worker is one session's state; only its goroutine touches it while ops
@@ -300,7 +305,7 @@ func (r *runner) report(total int64, rate float64, final bool) {
 	elapsed := time.Since(r.start)
 	pr := Progress{
 		Store: r.cfg.Store, Done: total, Total: int64(len(r.plan.w.Ops)), Elapsed: elapsed,
-		OpsPerSec: rate, P99: coarseQuantile(hs, 0.99), Final: final,
+		OpsPerSec: rate, P99: coarseQuantile(hs, 0.99), Errors: r.errorCount.Load(), Final: final,
 	}
 	if final {
 		pr.OpsPerSec = float64(total) / r.elapsed.Seconds()
@@ -549,6 +554,7 @@ func (wk *worker) sleep(ctx context.Context, d time.Duration) bool {
 
 func (wk *worker) fail(i int, status OpStatus, msg string) {
 	wk.errors++
+	wk.r.errorCount.Add(1)
 	wk.r.outcomes.Record(i, status, nil)
 	r := wk.r
 	r.errMu.Lock()

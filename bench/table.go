@@ -13,8 +13,9 @@ import (
 // violations), the open-loop figures, and the errors of runs that did not
 // happen.
 func WriteTable(w io.Writer, runs []Result) error {
-	sweep, open, workloads := false, false, false
+	sweep, open, workloads, server := false, false, false, false
 	for i := range runs {
+		server = server || runs[i].Server != nil
 		sweep = sweep || runs[i].Sweep != nil
 		open = open || runs[i].OpenLoop != nil
 		workloads = workloads || runs[i].Workload.Name != runs[0].Workload.Name
@@ -28,6 +29,9 @@ func WriteTable(w io.Writer, runs []Result) error {
 		head = append(head, "point")
 	}
 	head = append(head, "durability", "workers", "ops", "seconds", "ops/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "retries", "conflict retries", "errors", "check")
+	if server {
+		head = append(head, "cpu µs/op", "server cpu s", "server MB")
+	}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for i := range runs {
 		r := &runs[i]
@@ -47,6 +51,9 @@ func WriteTable(w io.Writer, runs []Result) error {
 				ms(l.P50), ms(l.P99), ms(l.P999), ms(l.Max),
 				strconv.FormatInt(r.Retries, 10), strconv.FormatInt(r.ConflictRetries, 10), strconv.FormatInt(r.Errors, 10), statusWord(r))
 		}
+		if server {
+			row = append(row, serverCells(r)...)
+		}
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	if err := tw.Flush(); err != nil {
@@ -62,11 +69,32 @@ func WriteTable(w io.Writer, runs []Result) error {
 			}
 		}
 	}
+	if server {
+		fmt.Fprintln(w, "\ncpu µs/op: the server's CPU time (user + system, all its processes) per op during the timed run (*: the whole store run, loading and checking included); server MB: its peak resident memory (Pss)")
+		for i := range runs {
+			if u := runs[i].Server; u != nil && u.InProcess {
+				fmt.Fprintf(w, "  %s: the store runs in the bench's process, so its CPU includes the bench's own\n", runLabel(&runs[i]))
+			}
+		}
+	}
 	fmt.Fprintln(w)
 	for i := range runs {
 		writeCheck(w, &runs[i], len(runs) > 1)
 	}
 	return nil
+}
+
+// serverCells are the resource columns of a run: "-" where not measured.
+func serverCells(r *Result) []string {
+	u := r.Server
+	if u == nil {
+		return []string{"-", "-", "-"}
+	}
+	mark := ""
+	if u.Span == SpanRun {
+		mark = "*"
+	}
+	return []string{fmt.Sprintf("%.1f%s", u.CPUMicrosPerOp, mark), fmt.Sprintf("%.2f%s", u.CPUSeconds, mark), fmt.Sprintf("%.0f", float64(u.RSSPeakBytes)/(1<<20))}
 }
 
 // writeCheck writes a run's check line and what went wrong.

@@ -225,6 +225,12 @@ func (in *instance) start(ctx context.Context) error {
 	if err := portFree(in.port); err != nil {
 		return fmt.Errorf("services: %s: cannot start on port %d: %w (a process this tool did not start holds it; it is left alone)", name, in.port, err)
 	}
+	// A pid file a crash left names a dead process: the wait below would
+	// take it for the new server dying at once (Redis and Tarantool write
+	// theirs only after they fork).
+	if pid, err := readPID(in.srv.pidFile(in)); err == nil && pid != 0 && !alive(pid) {
+		os.Remove(in.srv.pidFile(in))
+	}
 	fmt.Fprintf(in.cfg.Log, "%s: starting on %s, durability %s, in %s\n", name, in.addr(), in.durability, in.dir)
 	watch, err := in.srv.start(ctx, in)
 	if err != nil {

@@ -78,6 +78,7 @@ type benchFlags struct {
 	cpuProfile  string
 	breakdown   bool
 	openTimeout time.Duration
+	kill        int // --kill: rounds of the SIGKILL audit (kill.go)
 
 	set map[string]bool // flags given on the command line
 }
@@ -108,6 +109,7 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.reportFile, "report", "", "write a self-contained HTML report of the runs to this file")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole bench process (runner and in-process stores) to this file, for 'go tool pprof'")
 	fs.DurationVar(&f.openTimeout, "timeout", 30*time.Second, "bound on connecting to a store and loading its rows")
+	fs.IntVar(&f.kill, "kill", 0, "instead of a timed run, the crash audit: SIGKILL each store's server process N times under load, restart it on the same data and count acknowledged ops lost, ops applied unacknowledged, half-applied captures and oversell (every durability mode unless --durability is given)")
 	fs.BoolVar(&f.breakdown, "breakdown", false, "for stores whose server times its stages (allot, allot-mux): print where an op's time went inside the server (socket read, parse, queue wait, batch wait, journal write, fdatasync, wake, reply written)")
 }
 
@@ -148,25 +150,18 @@ func scanWorkload(args []string) string {
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("bench", "[flags]", benchAbout+storesHelp(), stderr)
-	var f benchFlags
-	if name := scanWorkload(args); name != bench.WorkloadDefault {
-		reg, err := bench.LookupKind(name)
-		if err != nil {
-			return &exitError{code: 2, msg: err.Error()}
-		}
-		f.kind = reg.New()
+	if len(args) > 0 && args[0] == "serve" {
+		return runBenchServe(args[1:], stdout, stderr)
 	}
-	f.register(fs)
-	if err := parseFlags(fs, args, stdout); err != nil {
-		return err
-	}
-	f.set = map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
-	job, err := f.job()
+	job, err := parseBench(args, stdout, stderr)
 	if err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) || errors.Is(err, flag.ErrHelp) {
+			return err
+		}
 		return &exitError{code: 2, msg: err.Error()}
 	}
+	f := job.f
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if f.cpuProfile != "" {
@@ -183,6 +178,29 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	job.stdout, job.stderr = stdout, stderr
 	job.progress = !f.quiet && isTerminal(stdout) && isTerminal(stderr)
 	return job.run(ctx)
+}
+
+// parseBench parses a bench command line into a validated job; the
+// service (benchserve.go) builds its runs with it too, so that a run
+// started over HTTP is the very same job as one started from the shell.
+// Errors from validation are returned as they are (not as exitError).
+func parseBench(args []string, stdout, stderr io.Writer) (*benchJob, error) {
+	fs := newFlagSet("bench", "[flags]", benchAbout+storesHelp(), stderr)
+	var f benchFlags
+	if name := scanWorkload(args); name != bench.WorkloadDefault {
+		reg, err := bench.LookupKind(name)
+		if err != nil {
+			return nil, err
+		}
+		f.kind = reg.New()
+	}
+	f.register(fs)
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return nil, err
+	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	return f.job()
 }
 
 func isTerminal(w io.Writer) bool {
@@ -203,6 +221,12 @@ type benchJob struct {
 	stdout, stderr io.Writer
 	progress       bool
 	results        bench.ResultsFile
+
+	// progressFor, when set, gives each store run its progress callback
+	// (the service's live feed) instead of the terminal line; onResult is
+	// called with each run's result as it is recorded.
+	progressFor func(bench.RunConfig) func(bench.Progress)
+	onResult    func(*bench.Result)
 }
 
 // job validates the flags into a job. Every error here is bad input.
@@ -223,6 +247,10 @@ func (f *benchFlags) job() (*benchJob, error) {
 		return nil, fmt.Errorf("--duration must not be negative, got %v", f.duration)
 	case f.openTimeout <= 0:
 		return nil, fmt.Errorf("--timeout must be positive, got %v", f.openTimeout)
+	case f.kill < 0:
+		return nil, fmt.Errorf("--kill must not be negative, got %d", f.kill)
+	case f.kill > 0 && (f.rate > 0 || f.sweep != "" || f.kind != nil || f.opsFile != ""):
+		return nil, errors.New("--kill runs its own ops with --workers sessions: --rate, --sweep, --workload and --ops-file do not apply")
 	case f.set["arrival"] && f.rate == 0 && !strings.HasPrefix(f.sweep, "rate="):
 		return nil, errors.New("--arrival applies to the open loop: give --rate or --sweep rate=...")
 	}
@@ -426,6 +454,9 @@ func (j *benchJob) runConfig(i int, storeName string, d store.Durability) bench.
 // run runs every point, store and durability, prints as it goes and
 // returns an exit error when any run failed.
 func (j *benchJob) run(ctx context.Context) error {
+	if j.f.kill > 0 {
+		return j.runKill(ctx)
+	}
 	j.results = bench.ResultsFile{Version: bench.ResultsVersion, Started: time.Now().UTC(), Command: os.Args}
 	if j.f.out != "" || j.f.reportFile != "" {
 		env, err := json.Marshal(sysinfo.Collect(ctx))
@@ -504,7 +535,16 @@ func (j *benchJob) runKind(ctx context.Context) error {
 				}
 				res, err := j.runStore(ctx, cfg.RunConfig, info, func(st store.Store, rc bench.RunConfig) (*bench.Result, error) {
 					cfg.RunConfig = rc
-					return j.f.kind.Run(ctx, cfg, st)
+					// A kind that does not meter its timed part itself
+					// gets the whole store run's figures, labelled so.
+					meter := bench.StartServerMeter(ctx, st)
+					res, err := j.f.kind.Run(ctx, cfg, st)
+					if err == nil && res != nil && res.Server == nil {
+						res.Server = meter.Stop(res.Ops, bench.SpanRun)
+					} else {
+						meter.Stop(0, bench.SpanRun)
+					}
+					return res, err
 				})
 				if err != nil {
 					return err
@@ -562,7 +602,9 @@ func (j *benchJob) runStore(ctx context.Context, cfg bench.RunConfig, info bench
 			fmt.Fprintf(j.stderr, "allot bench: closing %s: %v\n", cfg.Store, err)
 		}
 	}()
-	if j.progress {
+	if j.progressFor != nil {
+		cfg.Progress = j.progressFor(cfg)
+	} else if j.progress {
 		cfg.Progress = newProgressLine(j.stderr, cfg)
 	}
 	probe := j.startProbe(ctx, st, cfg)
@@ -614,6 +656,9 @@ func (j *benchJob) openStore(ctx context.Context, cfg bench.RunConfig) (store.St
 // file rewritten so that a long sweep interrupted keeps what it measured.
 func (j *benchJob) emit(res *bench.Result) error {
 	j.results.Runs = append(j.results.Runs, *res)
+	if j.onResult != nil {
+		j.onResult(res)
+	}
 	if j.f.jsonOut {
 		if err := json.NewEncoder(j.stdout).Encode(res); err != nil {
 			return err

@@ -1,0 +1,145 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"sync"
+	"time"
+
+	"allot/internal/procfs"
+	"allot/store"
+)
+
+// ServerUsage is what a run cost the store's server: CPU time and memory
+// of its processes during the timed part of the run, read from /proc.
+type ServerUsage struct {
+	// PID is the server's main process; Processes how many processes its
+	// tree held at the end (PostgreSQL: the postmaster and its backends).
+	PID       int `json:"pid"`
+	Processes int `json:"processes"`
+	// InProcess is set when the server is the bench's own process (the
+	// embedded store): CPUSeconds then includes the bench's own work.
+	InProcess bool `json:"in_process,omitempty"`
+	// CPUSeconds is user + system time of the whole process tree during
+	// the run, children that exited meanwhile included (their time reaches
+	// the parent's cutime/cstime when reaped). Resolution: 10 ms.
+	CPUSeconds float64 `json:"cpu_seconds"`
+	// CPUMicrosPerOp is CPUSeconds per op, in microseconds: what an op
+	// costs the server, beside how fast it went.
+	CPUMicrosPerOp float64 `json:"cpu_us_per_op"`
+	// RSSPeakBytes is the largest resident memory of the tree seen by a
+	// sampler every ResourceSampleInterval: the sum over its processes of
+	// their proportional set size (Pss: a page shared by k processes
+	// counts 1/k in each, so PostgreSQL's shared buffers count once),
+	// or of VmRSS where smaps_rollup cannot be read.
+	RSSPeakBytes int64 `json:"rss_peak_bytes"`
+	// Samples is how many memory samples the peak is taken over.
+	Samples int `json:"samples"`
+	// Span is what the figures cover: "ops", the timed part of the run
+	// alone (what Seconds covers), or "run", the whole store run with its
+	// loading and checking (for a workload kind that does not meter its
+	// timed part itself).
+	Span string `json:"span"`
+}
+
+// Spans of ServerUsage.
+const (
+	SpanOps = "ops"
+	SpanRun = "run"
+)
+
+// ResourceSampleInterval is how often the memory sampler reads /proc. A
+// read of a tree of a few dozen processes takes about a millisecond.
+const ResourceSampleInterval = 200 * time.Millisecond
+
+// ServerMeter measures a server's process tree over a span of a run. The
+// zero of it (nil) measures nothing: every method is safe on nil.
+type ServerMeter struct {
+	pid       int
+	inProcess bool
+	proc      procfs.FS
+	cpuStart  int64
+
+	stop    chan struct{}
+	done    chan struct{}
+	mu      sync.Mutex
+	rssPeak int64
+	samples int
+}
+
+// StartServerMeter starts measuring st's server, when st is a
+// store.ServerProcess whose pid this machine can see. Otherwise it
+// returns nil, and the run has no resource figures.
+func StartServerMeter(ctx context.Context, st store.Store) *ServerMeter {
+	sp, ok := st.(store.ServerProcess)
+	if !ok {
+		return nil
+	}
+	pid, err := sp.ServerPID(ctx)
+	if err != nil || pid <= 0 {
+		return nil
+	}
+	return startMeter(pid, procfs.FS("/proc"))
+}
+
+func startMeter(pid int, proc procfs.FS) *ServerMeter {
+	tree, err := proc.Tree(pid)
+	if err != nil {
+		return nil
+	}
+	m := &ServerMeter{pid: pid, inProcess: pid == os.Getpid(), proc: proc, stop: make(chan struct{}), done: make(chan struct{})}
+	m.cpuStart = proc.TreeCPUTicks(tree)
+	m.sampleRSS(tree)
+	go m.loop()
+	return m
+}
+
+func (m *ServerMeter) loop() {
+	defer close(m.done)
+	t := time.NewTicker(ResourceSampleInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+			if tree, err := m.proc.Tree(m.pid); err == nil {
+				m.sampleRSS(tree)
+			}
+		}
+	}
+}
+
+func (m *ServerMeter) sampleRSS(tree []int) {
+	var sum int64
+	for _, p := range tree {
+		sum += m.proc.RSS(p)
+	}
+	m.mu.Lock()
+	m.rssPeak = max(m.rssPeak, sum)
+	m.samples++
+	m.mu.Unlock()
+}
+
+// Stop ends the measurement and returns the usage over ops ops, labelled
+// with span (SpanOps or SpanRun); nil when nothing was measured or the
+// server went away.
+func (m *ServerMeter) Stop(ops int64, span string) *ServerUsage {
+	if m == nil {
+		return nil
+	}
+	close(m.stop)
+	<-m.done
+	tree, err := m.proc.Tree(m.pid)
+	if err != nil {
+		return nil
+	}
+	m.sampleRSS(tree)
+	cpu := m.proc.TreeCPUTicks(tree) - m.cpuStart
+	u := &ServerUsage{PID: m.pid, Processes: len(tree), InProcess: m.inProcess,
+		CPUSeconds: float64(max(cpu, 0)) / procfs.ClockTicks, RSSPeakBytes: m.rssPeak, Samples: m.samples, Span: span}
+	if ops > 0 {
+		u.CPUMicrosPerOp = u.CPUSeconds * 1e6 / float64(ops)
+	}
+	return u
+}

@@ -1,0 +1,29 @@
+// Package benchsvc is `allot bench serve`: the bench as a service. Runs
+// are started over HTTP with the bench's own parameters, queued one at a
+// time per store, watched live (server-sent events, one sample a second),
+// cancelled, and kept as history (on disk with a data directory, so a
+// restart keeps them). A web page at / drives it all, and a compatibility
+// endpoint answers the seed load-test bench's POST /test/gen-load/{store}.
+//
+// One code path: a run's JSON parameters are turned into the equivalent
+// `allot bench` argument list (Args) and handed to a Parser the command
+// supplies, which builds the very same job the command line runs. This
+// package never re-implements a bench parameter, so a run started here and
+// the same run started from a shell measure the same thing.
+//
+// Invariants:
+//   - at most one run uses a store at a time; queued runs start in the
+//     order they came, a run never overtakes an earlier one that wants one
+//     of its stores;
+//   - a run's record is written to disk (when there is a data directory)
+//     whenever its state changes, so a restart loses at most the live
+//     progress of the runs in flight, which come back as failed, saying so;
+//   - no request body, however malformed, panics the service (FuzzArgs,
+//     FuzzGenLoad): bad input is a 400 saying what was wrong, an unknown
+//     store a 404.
+//
+// It must never run a request it could not map entirely to bench flags,
+// and never accept a flag that names a file on the server (--out,
+// --report, --cpuprofile, --ops-file, --data): a client could otherwise
+// write or read the server's files.
+package benchsvc

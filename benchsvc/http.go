@@ -1,0 +1,254 @@
+package benchsvc
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"allot/bench"
+	"allot/report"
+)
+
+// CheckListen refuses a listen address other than loopback without a
+// token: the service runs whatever bench a request asks for, on this
+// machine's servers.
+func CheckListen(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("benchsvc: listen address %q: %w", addr, err)
+	}
+	if token != "" || host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("benchsvc: listening on %q (not loopback) needs --token: anyone who reaches it could run benches on this machine", addr)
+}
+
+// Handler returns the service's HTTP handler.
+func (s *Service) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.servePage)
+	mux.HandleFunc("GET /v1/info", s.auth(s.serveInfo))
+	mux.HandleFunc("GET /v1/runs", s.auth(s.serveList))
+	mux.HandleFunc("POST /v1/runs", s.auth(s.serveSubmit))
+	mux.HandleFunc("GET /v1/runs/{id}", s.auth(s.serveGet))
+	mux.HandleFunc("DELETE /v1/runs/{id}", s.auth(s.serveCancel))
+	mux.HandleFunc("GET /v1/runs/{id}/events", s.auth(s.serveEvents))
+	mux.HandleFunc("GET /v1/runs/{id}/report", s.auth(s.serveReport))
+	mux.HandleFunc("GET /v1/report", s.auth(s.serveReport))
+	mux.HandleFunc("POST /test/gen-load/{store}", s.auth(s.serveGenLoad))
+	return mux
+}
+
+// auth checks the bearer token when the service has one.
+func (s *Service) auth(h http.HandlerFunc) http.HandlerFunc {
+	if s.cfg.Token == "" {
+		return h
+	}
+	want := []byte("Bearer " + s.cfg.Token)
+	return func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="allot bench"`)
+			writeError(w, http.StatusUnauthorized, "unauthorized", "this service needs Authorization: Bearer <token>")
+			return
+		}
+		h(w, r)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		data = []byte(`{"error":"internal","detail":"encoding the reply failed"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(data, '\n'))
+}
+
+func writeError(w http.ResponseWriter, status int, code, detail string) {
+	writeJSON(w, status, map[string]string{"error": code, "detail": detail})
+}
+
+// writeSubmitError maps a Submit error to its status.
+func writeSubmitError(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, ErrUnknownStore):
+		writeError(w, http.StatusNotFound, "unknown_store", err.Error())
+	case errors.Is(err, ErrBadRequest):
+		writeError(w, http.StatusBadRequest, "invalid", strings.TrimPrefix(err.Error(), ErrBadRequest.Error()+": "))
+	default:
+		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
+	}
+}
+
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, requestBytesMax))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid", fmt.Sprintf("reading the body: %v (at most %d bytes)", err, requestBytesMax))
+		return nil, false
+	}
+	return body, true
+}
+
+func (s *Service) serveSubmit(w http.ResponseWriter, r *http.Request) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	args, err := Args(body)
+	if err != nil {
+		writeSubmitError(w, err)
+		return
+	}
+	rec, err := s.Submit(json.RawMessage(bytes.TrimSpace(body)), args)
+	if err != nil {
+		writeSubmitError(w, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/runs/"+rec.ID)
+	writeJSON(w, http.StatusAccepted, map[string]any{"id": rec.ID, "state": rec.State, "args": rec.Args})
+}
+
+func (s *Service) serveList(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"runs": s.List()})
+}
+
+func (s *Service) serveGet(w http.ResponseWriter, r *http.Request) {
+	rec, ok := s.Get(r.PathValue("id"))
+	if !ok {
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no run %q", r.PathValue("id")))
+		return
+	}
+	writeJSON(w, http.StatusOK, rec)
+}
+
+func (s *Service) serveCancel(w http.ResponseWriter, r *http.Request) {
+	rec, err := s.Cancel(r.PathValue("id"))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no run %q", r.PathValue("id")))
+	case errors.Is(err, ErrFinished):
+		writeError(w, http.StatusConflict, "finished", fmt.Sprintf("run %s has already finished (%s)", rec.ID, rec.State))
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, "internal", err.Error())
+	default:
+		writeJSON(w, http.StatusAccepted, map[string]any{"id": rec.ID, "state": rec.State})
+	}
+}
+
+// serveEvents streams a run's samples as server-sent events: first every
+// sample so far, then one per interval while it runs, then an "end" event
+// with the run's final state.
+func (s *Service) serveEvents(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	past, next, stop, ok := s.Subscribe(id)
+	if !ok {
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no run %q", id))
+		return
+	}
+	defer stop()
+	flusher, _ := w.(http.Flusher)
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	send := func(event string, v any) bool {
+		data, _ := json.Marshal(v)
+		// No deadline for the whole stream, one per write: a reader that
+		// stops reading frees its handler.
+		_ = rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data); err != nil {
+			return false
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return true
+	}
+	for _, ev := range past {
+		if !send("sample", ev) {
+			return
+		}
+	}
+	// A comment at once, so that a client knows the stream is open even
+	// before the first sample.
+	fmt.Fprint(w, ": stream open\n\n")
+	if flusher != nil {
+		flusher.Flush()
+	}
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case ev, open := <-next:
+			if !open {
+				rec, _ := s.Get(id)
+				send("end", map[string]any{"id": rec.ID, "state": rec.State, "error": rec.Error, "results": len(rec.Results)})
+				return
+			}
+			if !send("sample", ev) {
+				return
+			}
+		}
+	}
+}
+
+// serveReport draws the HTML report of one run (/v1/runs/{id}/report) or
+// of several side by side (/v1/report?runs=a,b).
+func (s *Service) serveReport(w http.ResponseWriter, r *http.Request) {
+	ids := []string{r.PathValue("id")}
+	if ids[0] == "" {
+		ids = strings.Split(r.URL.Query().Get("runs"), ",")
+	}
+	if len(ids) == 0 || len(ids) > 16 || ids[0] == "" {
+		writeError(w, http.StatusBadRequest, "invalid", "give runs=<id>[,<id>...] (at most 16)")
+		return
+	}
+	f := bench.ResultsFile{Version: bench.ResultsVersion, Runs: []bench.Result{}}
+	for _, id := range ids {
+		rec, ok := s.Get(id)
+		if !ok {
+			writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no run %q", id))
+			return
+		}
+		if f.Started.IsZero() || rec.Created.Before(f.Started) {
+			f.Started = rec.Created
+		}
+		f.Command = append(f.Command, "allot bench "+strings.Join(rec.Args, " "))
+		f.Runs = append(f.Runs, rec.Results...)
+	}
+	if len(f.Runs) == 0 {
+		writeError(w, http.StatusConflict, "no_results", "the run has no finished store run yet")
+		return
+	}
+	if s.cfg.Environment != nil {
+		f.Environment = s.cfg.Environment
+	}
+	var page bytes.Buffer
+	if err := report.WriteHTML(&page, &f); err != nil {
+		writeError(w, http.StatusInternalServerError, "internal", err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(page.Bytes())
+}
+
+func (s *Service) serveInfo(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"stores": s.cfg.Stores, "workloads": s.cfg.Workloads})
+}

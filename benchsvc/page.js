@@ -1,0 +1,244 @@
+// The bench service's page: a form that starts runs, live charts fed by
+// the run's server-sent events, the history with a compare view, and each
+// run's HTML report. Everything comes from this origin's API; the token,
+// when the service has one, goes in an Authorization header, so events
+// are read with fetch (EventSource cannot send headers).
+"use strict";
+(function () {
+  var root = document.documentElement;
+  window.addEventListener("error", function () {
+    root.dataset.jsErrors = String(Number(root.dataset.jsErrors || "0") + 1);
+  });
+  var $ = function (id) { return document.getElementById(id); };
+  var token = sessionStorage.getItem("allot-bench-token") || "";
+  var live = { id: null, abort: null, t: [], ops: [], p99: [] };
+  var ticked = [];
+
+  function headers(json) {
+    var h = {};
+    if (token) h["Authorization"] = "Bearer " + token;
+    if (json) h["Content-Type"] = "application/json";
+    return h;
+  }
+  function api(method, path, body) {
+    return fetch(path, { method: method, headers: headers(body !== undefined), body: body === undefined ? undefined : JSON.stringify(body) })
+      .then(function (r) {
+        if (r.status === 401) { $("token-box").hidden = false; setStatus("this service needs its token", true); }
+        return r.text().then(function (text) {
+          var data = null;
+          try { data = JSON.parse(text); } catch (e) { data = { error: "invalid", detail: text }; }
+          if (!r.ok) { var err = new Error((data && data.detail) || r.statusText); err.status = r.status; throw err; }
+          return data;
+        });
+      });
+  }
+  function setStatus(text, bad) { var s = $("status"); s.textContent = text; s.className = bad ? "error" : "muted"; }
+  function fmt(v, digits) {
+    if (v === undefined || v === null || isNaN(v)) return "–";
+    if (v >= 1000) return Math.round(v).toLocaleString("en");
+    return Number(v).toFixed(digits === undefined ? 2 : digits);
+  }
+  function text(tag, s, cls) { var e = document.createElement(tag); e.textContent = s; if (cls) e.className = cls; return e; }
+
+  // Charts.
+  function chart(el, label, color) {
+    var width = Math.max(320, el.clientWidth || 560);
+    return new uPlot({
+      width: width, height: 220,
+      scales: { x: { time: false } },
+      axes: [{ label: "seconds" }, {}],
+      series: [{ label: "t" }, { label: label, stroke: color, width: 2, fill: color + "22" }]
+    }, [[], []], el);
+  }
+  var opsChart = chart($("chart-ops"), "ops/s", "#2563eb");
+  var p99Chart = chart($("chart-p99"), "p99 ms", "#dc2626");
+  function drawLive() {
+    opsChart.setData([live.t, live.ops]);
+    p99Chart.setData([live.t, live.p99]);
+    root.dataset.livePoints = String(live.t.length);
+  }
+
+  // Live run: server-sent events read from a fetch stream.
+  function watch(id) {
+    if (live.abort) live.abort.abort();
+    live = { id: id, abort: new AbortController(), t: [], ops: [], p99: [] };
+    drawLive();
+    $("live-title").textContent = id;
+    $("live-cancel").disabled = false;
+    root.dataset.liveRun = id;
+    root.dataset.liveState = "running";
+    fetch("/v1/runs/" + id + "/events", { headers: headers(false), signal: live.abort.signal }).then(function (r) {
+      if (!r.ok || !r.body) throw new Error("events: " + r.status);
+      var reader = r.body.getReader(), dec = new TextDecoder(), buf = "";
+      function pump() {
+        return reader.read().then(function (chunk) {
+          if (chunk.done) return;
+          buf += dec.decode(chunk.value, { stream: true });
+          var i;
+          while ((i = buf.indexOf("\n\n")) >= 0) { onEvent(buf.slice(0, i)); buf = buf.slice(i + 2); }
+          return pump();
+        });
+      }
+      return pump();
+    }).catch(function (e) { if (e.name !== "AbortError") setStatus(String(e.message), true); });
+    pollProgress(id);
+  }
+  function onEvent(block) {
+    var name = "message", data = "";
+    block.split("\n").forEach(function (line) {
+      if (line.indexOf("event: ") === 0) name = line.slice(7);
+      else if (line.indexOf("data: ") === 0) data += line.slice(6);
+    });
+    if (!data) return;
+    var ev = JSON.parse(data);
+    if (name === "sample") {
+      live.t.push(ev.t); live.ops.push(ev.ops_per_sec); live.p99.push(ev.p99_ms);
+      drawLive();
+      $("live-figures").textContent = ev.store + ": " + fmt(ev.ops_per_sec, 0) + " ops/s, p99 " + fmt(ev.p99_ms, 3) + " ms, " + ev.errors + " errors, " + ev.ops_done + " of " + ev.ops_total + " ops";
+    } else if (name === "end") {
+      root.dataset.liveState = ev.state;
+      $("live-title").textContent = ev.id + " — " + ev.state + (ev.error ? ": " + ev.error : "");
+      $("live-cancel").disabled = true;
+      refreshHistory();
+    }
+  }
+  function pollProgress(id) {
+    api("GET", "/v1/runs/" + id).then(function (rec) {
+      $("live-progress").firstElementChild.style.width = (100 * (rec.progress.fraction || 0)).toFixed(1) + "%";
+      if (rec.state === "queued" || rec.state === "running") {
+        if (live.id === id) setTimeout(function () { pollProgress(id); }, 1000);
+      } else {
+        $("live-progress").firstElementChild.style.width = rec.state === "done" ? "100%" : $("live-progress").firstElementChild.style.width;
+      }
+    }).catch(function () {});
+  }
+
+  // History.
+  function refreshHistory() {
+    return api("GET", "/v1/runs").then(function (data) {
+      var body = $("history-table").tBodies[0];
+      body.textContent = "";
+      data.runs.forEach(function (run) {
+        var tr = document.createElement("tr");
+        tr.dataset.id = run.id; tr.dataset.state = run.state;
+        var tick = document.createElement("input"); tick.type = "checkbox"; tick.checked = ticked.indexOf(run.id) >= 0;
+        tick.addEventListener("change", function () { toggle(run.id, tick.checked); });
+        var c = document.createElement("td"); c.appendChild(tick); tr.appendChild(c);
+        tr.appendChild(text("td", run.id, "mono"));
+        var st = text("td", ""); st.appendChild(text("span", run.state, "pill " + run.state)); if (run.error) st.title = run.error; tr.appendChild(st);
+        tr.appendChild(text("td", "bench " + run.args.join(" "), "mono small"));
+        var rs = run.results || [];
+        tr.appendChild(text("td", rs.map(function (r) { return r.store + " " + fmt(r.ops_per_sec, 0); }).join(" · "), "num"));
+        tr.appendChild(text("td", rs.map(function (r) { return fmt(r.p99_ms, 3); }).join(" · "), "num"));
+        tr.appendChild(text("td", rs.map(function (r) { return r.cpu_us_per_op ? fmt(r.cpu_us_per_op, 1) : "–"; }).join(" · "), "num"));
+        var act = document.createElement("td");
+        if (rs.length) { var b = text("button", "report"); b.type = "button"; b.addEventListener("click", function () { openReport("/v1/runs/" + run.id + "/report"); }); act.appendChild(b); }
+        if (run.state === "running" || run.state === "queued") { var w = text("button", "watch"); w.type = "button"; w.addEventListener("click", function () { watch(run.id); }); act.appendChild(w); }
+        tr.appendChild(act);
+        body.appendChild(tr);
+      });
+      root.dataset.historyRows = String(data.runs.length);
+      return data.runs;
+    });
+  }
+  function toggle(id, on) {
+    ticked = ticked.filter(function (x) { return x !== id; });
+    if (on) ticked.push(id);
+    while (ticked.length > 2) ticked.shift();
+    Array.prototype.forEach.call($("history-table").tBodies[0].rows, function (tr) { tr.cells[0].firstChild.checked = ticked.indexOf(tr.dataset.id) >= 0; });
+    $("compare").disabled = ticked.length !== 2;
+  }
+  function compare() {
+    var ids = ticked.slice();
+    Promise.all(ids.map(function (id) { return api("GET", "/v1/runs/" + id); })).then(function (recs) {
+      var t = $("compare-table"); t.textContent = "";
+      var head = document.createElement("tr");
+      ["", recs[0].id, recs[1].id, "B / A"].forEach(function (h) { head.appendChild(text("th", h)); });
+      t.appendChild(head);
+      var n = Math.max(recs[0].results.length, recs[1].results.length);
+      var rows = [["ops/s", function (r) { return r.ops_per_sec; }], ["p50 ms", function (r) { return r.latency_ms.p50; }],
+        ["p99 ms", function (r) { return r.latency_ms.p99; }], ["p99.9 ms", function (r) { return r.latency_ms.p999; }],
+        ["errors", function (r) { return r.errors; }], ["CPU µs/op", function (r) { return r.server ? r.server.cpu_us_per_op : NaN; }],
+        ["server MB", function (r) { return r.server ? r.server.rss_peak_bytes / 1048576 : NaN; }]];
+      for (var i = 0; i < n; i++) {
+        var a = recs[0].results[i], b = recs[1].results[i];
+        var sub = document.createElement("tr");
+        sub.appendChild(text("th", "store run " + (i + 1)));
+        sub.appendChild(text("th", a ? a.store + ", " + a.workload.name + ", " + a.workers + " workers, " + a.status : "–"));
+        sub.appendChild(text("th", b ? b.store + ", " + b.workload.name + ", " + b.workers + " workers, " + b.status : "–"));
+        sub.appendChild(text("th", ""));
+        t.appendChild(sub);
+        rows.forEach(function (row) {
+          var va = a ? row[1](a) : NaN, vb = b ? row[1](b) : NaN;
+          var tr = document.createElement("tr");
+          tr.appendChild(text("td", row[0]));
+          tr.appendChild(text("td", fmt(va, 3), "num")); tr.appendChild(text("td", fmt(vb, 3), "num"));
+          tr.appendChild(text("td", va > 0 && vb >= 0 ? (vb / va).toFixed(2) + "×" : "–", "num"));
+          t.appendChild(tr);
+        });
+      }
+      $("compare-view").hidden = false;
+      root.dataset.compared = ids.join(",");
+    }).catch(function (e) { setStatus(e.message, true); });
+  }
+  function openReport(path) {
+    fetch(path, { headers: headers(false) }).then(function (r) {
+      if (!r.ok) throw new Error("report: " + r.status);
+      return r.text();
+    }).then(function (html) {
+      var url = URL.createObjectURL(new Blob([html], { type: "text/html" }));
+      $("report-frame").src = url;
+      $("report").hidden = false;
+      $("report").scrollIntoView();
+    }).catch(function (e) { setStatus(e.message, true); });
+  }
+
+  // The form.
+  function submit(e) {
+    e.preventDefault();
+    $("form-error").textContent = "";
+    var body = {};
+    var stores = Array.prototype.filter.call($("f-stores").options, function (o) { return o.selected; }).map(function (o) { return o.value; });
+    if (stores.length) body.stores = stores;
+    body.workload = $("f-workload").value;
+    [["preset", "f-preset", false], ["ops", "f-ops", true], ["workers", "f-workers", true], ["durability", "f-durability", false],
+      ["duration", "f-duration", false], ["rate", "f-rate", true]].forEach(function (f) {
+      var v = $(f[1]).value.trim();
+      if (v !== "") body[f[0]] = f[2] ? Number(v) : v;
+    });
+    var extra = $("f-extra").value.trim();
+    if (extra) {
+      try { Object.assign(body, JSON.parse(extra)); } catch (err) { $("form-error").textContent = "more parameters: not JSON: " + err.message; return; }
+    }
+    api("POST", "/v1/runs", body).then(function (r) {
+      setStatus("run " + r.id + " " + r.state, false);
+      watch(r.id);
+      refreshHistory();
+    }).catch(function (err) { $("form-error").textContent = err.message; });
+  }
+
+  $("run-form").addEventListener("submit", submit);
+  $("compare").addEventListener("click", compare);
+  $("compare-report").addEventListener("click", function () { openReport("/v1/report?runs=" + ticked.map(encodeURIComponent).join(",")); });
+  $("report-close").addEventListener("click", function () { $("report").hidden = true; });
+  $("live-cancel").addEventListener("click", function () { if (live.id) api("DELETE", "/v1/runs/" + live.id).catch(function (e) { setStatus(e.message, true); }); });
+  $("token").value = token;
+  $("token").addEventListener("change", function () { token = $("token").value; sessionStorage.setItem("allot-bench-token", token); start(); });
+
+  function start() {
+    return api("GET", "/v1/info").then(function (info) {
+      var sel = $("f-stores"); sel.textContent = "";
+      (info.stores || []).forEach(function (s) { var o = text("option", s); o.value = s; o.selected = s === "embedded"; sel.appendChild(o); });
+      var wl = $("f-workload"); wl.textContent = "";
+      (info.workloads || []).forEach(function (s) { var o = text("option", s); o.value = s; wl.appendChild(o); });
+      setStatus("ready", false);
+      return refreshHistory();
+    }).then(function (runs) {
+      var running = (runs || []).filter(function (r) { return r.state === "running"; })[0];
+      if (running) watch(running.id);
+      root.dataset.ready = "true";
+      setInterval(refreshHistory, 3000);
+    }).catch(function (e) { setStatus(e.message, true); root.dataset.ready = "true"; });
+  }
+  start();
+})();

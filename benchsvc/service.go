@@ -1,0 +1,689 @@
+package benchsvc
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"allot/bench"
+)
+
+// Run states.
+const (
+	StateQueued    = "queued"
+	StateRunning   = "running"
+	StateDone      = "done"      // every store run finished and passed
+	StateFailed    = "failed"    // the job could not run, or a store run failed (Error says which)
+	StateCancelled = "cancelled" // DELETE /v1/runs/{id}
+)
+
+// Job is one validated bench invocation, built by a Parser.
+type Job interface {
+	// Stores lists the stores the job runs on; the service runs one job
+	// per store at a time.
+	Stores() []string
+	// StoreRuns is how many store runs the job makes (stores x durability
+	// modes x sweep points x presets).
+	StoreRuns() int
+	// Run runs the job. progress is called from the bench's sampler about
+	// four times a second with the index of the store run (0, 1, ...);
+	// result is called with each store run's result as it finishes. It
+	// returns the text the command would have printed (the table) and the
+	// error the command would have exited with.
+	Run(ctx context.Context, progress func(storeRun int, p bench.Progress), result func(bench.Result)) (table string, err error)
+}
+
+// Parser builds a Job from a bench argument list (without "bench"). An
+// error wrapping ErrUnknownStore is an unknown store (404); any other is
+// bad input (400).
+type Parser func(args []string) (Job, error)
+
+// ErrUnknownStore is wrapped by a Parser's error for an unknown store.
+var ErrUnknownStore = errors.New("unknown store")
+
+// Config configures a Service.
+type Config struct {
+	// Parse builds jobs (required).
+	Parse Parser
+	// DataDir keeps the run history (one JSON file per run); empty keeps
+	// it in memory only.
+	DataDir string
+	// Token, when set, must come as "Authorization: Bearer <token>" on
+	// every request but GET / (the page asks for it).
+	Token string
+	// EventInterval is the time between live samples (default 1 s).
+	EventInterval time.Duration
+	// Log receives one line per run state change (default: discarded).
+	Log io.Writer
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Stores and Workloads name what the page's form offers.
+	Stores, Workloads []string
+	// Environment describes the machine, for the reports (JSON of
+	// internal/sysinfo); nil leaves it out.
+	Environment json.RawMessage
+}
+
+// Validate fills defaults and checks the fields.
+func (c *Config) Validate() error {
+	if c.Parse == nil {
+		return errors.New("benchsvc: Config.Parse is required")
+	}
+	if c.EventInterval == 0 {
+		c.EventInterval = time.Second
+	}
+	if c.EventInterval < 0 {
+		return fmt.Errorf("benchsvc: event interval must be positive, got %v", c.EventInterval)
+	}
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return nil
+}
+
+// Progress is where a running job is.
+type Progress struct {
+	// StoreRun is the index of the current store run, StoreRuns how many
+	// the job makes.
+	StoreRun  int    `json:"store_run"`
+	StoreRuns int    `json:"store_runs"`
+	Store     string `json:"store,omitempty"`
+	// OpsDone and OpsTotal count the current store run's ops.
+	OpsDone  int64 `json:"ops_done"`
+	OpsTotal int64 `json:"ops_total"`
+	// Fraction is the whole job's completion, 0..1.
+	Fraction float64 `json:"fraction"`
+}
+
+// Event is one live sample of a running job (the data of one server-sent
+// event).
+type Event struct {
+	// Seconds since the job started running.
+	T        float64 `json:"t"`
+	StoreRun int     `json:"store_run"`
+	Store    string  `json:"store"`
+	// OpsPerSec over the last interval; P99MS from the bench's coarse
+	// live histogram (within 25%: the final result has the exact one).
+	OpsPerSec float64 `json:"ops_per_sec"`
+	P99MS     float64 `json:"p99_ms"`
+	Errors    int64   `json:"errors"`
+	OpsDone   int64   `json:"ops_done"`
+	OpsTotal  int64   `json:"ops_total"`
+}
+
+// Record is a run as the API shows it and the data directory keeps it.
+type Record struct {
+	ID    string `json:"id"`
+	State string `json:"state"`
+	// Request is the JSON the run was asked with; Args the bench command
+	// line it became.
+	Request  json.RawMessage `json:"request"`
+	Args     []string        `json:"args"`
+	Stores   []string        `json:"stores"`
+	Created  time.Time       `json:"created"`
+	Started  *time.Time      `json:"started,omitempty"`
+	Finished *time.Time      `json:"finished,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Progress Progress        `json:"progress"`
+	// Results are the CLI's JSON objects (what `allot bench --json`
+	// prints), one per finished store run.
+	Results []bench.Result `json:"results"`
+	// Table is what `allot bench` would have printed.
+	Table string `json:"table,omitempty"`
+	// Series holds every live sample, for a page that opens late.
+	Series []Event `json:"series,omitempty"`
+}
+
+// Summary is a run in the history list: no series, results reduced to
+// their headline figures.
+type Summary struct {
+	ID       string        `json:"id"`
+	State    string        `json:"state"`
+	Args     []string      `json:"args"`
+	Stores   []string      `json:"stores"`
+	Created  time.Time     `json:"created"`
+	Finished *time.Time    `json:"finished,omitempty"`
+	Error    string        `json:"error,omitempty"`
+	Progress Progress      `json:"progress"`
+	Results  []ResultBrief `json:"results"`
+}
+
+// ResultBrief is the headline of one store run.
+type ResultBrief struct {
+	Store      string  `json:"store"`
+	Workload   string  `json:"workload"`
+	Durability string  `json:"durability"`
+	Workers    int     `json:"workers"`
+	Status     string  `json:"status"`
+	Ops        int64   `json:"ops"`
+	OpsPerSec  float64 `json:"ops_per_sec"`
+	P99MS      float64 `json:"p99_ms"`
+	Errors     int64   `json:"errors"`
+	// CPUMicrosPerOp is the server's CPU per op (0 when not measured).
+	CPUMicrosPerOp float64 `json:"cpu_us_per_op,omitempty"`
+}
+
+// historyMax bounds the runs kept; the oldest finished ones go first.
+const historyMax = 10000
+
+// queueMax bounds the runs waiting.
+const queueMax = 1000
+
+// run is a Record plus what only a live run has. Every field is guarded
+// by Service.mu.
+type run struct {
+	rec    Record
+	job    Job
+	cancel context.CancelFunc // set while running
+	done   chan struct{}      // closed when the run reaches a final state
+	subs   map[chan Event]struct{}
+
+	// live progress: the latest report of the current store run
+	last     bench.Progress
+	lastRun  int
+	haveLast bool
+	prevDone int64
+	prevRun  int
+	prevAt   time.Time
+}
+
+// Service runs bench jobs. Create it with New, serve Handler, Close it.
+type Service struct {
+	cfg    Config
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	runs   map[string]*run
+	order  []string          // ids, oldest first
+	queue  []*run            // waiting, in arrival order
+	busy   map[string]string // store -> id of the run using it
+	closed bool
+}
+
+// New makes a service and loads the history from cfg.DataDir. Runs the
+// previous process left queued or running are marked failed.
+func New(cfg Config) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Service{cfg: cfg, ctx: ctx, cancel: cancel, runs: map[string]*run{}, busy: map[string]string{}}
+	if cfg.DataDir != "" {
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			cancel()
+			return nil, fmt.Errorf("benchsvc: %w", err)
+		}
+		if err := s.load(); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// load reads every run record of the data directory.
+func (s *Service) load() error {
+	paths, err := filepath.Glob(filepath.Join(s.cfg.DataDir, "run-*.json"))
+	if err != nil {
+		return fmt.Errorf("benchsvc: %w", err)
+	}
+	var recs []Record
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return fmt.Errorf("benchsvc: reading history: %w", err)
+		}
+		var rec Record
+		if err := json.Unmarshal(data, &rec); err != nil || rec.ID == "" {
+			fmt.Fprintf(s.cfg.Log, "allot bench serve: skipping %s: not a run record (%v)\n", p, err)
+			continue
+		}
+		if rec.State == StateQueued || rec.State == StateRunning {
+			rec.State = StateFailed
+			rec.Error = "the service stopped before this run finished"
+			now := s.cfg.Now().UTC()
+			rec.Finished = &now
+			if err := s.write(&rec); err != nil {
+				return err
+			}
+		}
+		recs = append(recs, rec)
+	}
+	sort.Slice(recs, func(i, j int) bool {
+		if !recs[i].Created.Equal(recs[j].Created) {
+			return recs[i].Created.Before(recs[j].Created)
+		}
+		return recs[i].ID < recs[j].ID
+	})
+	for _, rec := range recs {
+		r := &run{rec: rec, done: make(chan struct{})}
+		close(r.done)
+		s.runs[rec.ID] = r
+		s.order = append(s.order, rec.ID)
+	}
+	return nil
+}
+
+// write saves a record atomically (temporary file, then rename).
+func (s *Service) write(rec *Record) error {
+	if s.cfg.DataDir == "" {
+		return nil
+	}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("benchsvc: encoding run %s: %w", rec.ID, err)
+	}
+	path := filepath.Join(s.cfg.DataDir, "run-"+rec.ID+".json")
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("benchsvc: saving run %s: %w", rec.ID, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("benchsvc: saving run %s: %w", rec.ID, err)
+	}
+	return nil
+}
+
+// persist saves r's record, logging a failure: the run goes on, and the
+// API still shows it; only the history on disk misses the change.
+func (s *Service) persist(r *run) {
+	rec := r.rec
+	rec.Results = slices.Clone(rec.Results)
+	rec.Series = slices.Clone(rec.Series)
+	if err := s.write(&rec); err != nil {
+		fmt.Fprintf(s.cfg.Log, "allot bench serve: %v\n", err)
+	}
+}
+
+func newID(now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// Submit parses args into a job and queues it. body is kept as the run's
+// request. Errors wrap ErrBadRequest or ErrUnknownStore.
+func (s *Service) Submit(body json.RawMessage, args []string) (Record, error) {
+	job, err := s.cfg.Parse(args)
+	if err != nil {
+		return Record{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return Record{}, errors.New("benchsvc: the service is shutting down")
+	}
+	if len(s.queue) >= queueMax {
+		return Record{}, badRequest("%d runs are waiting already; try later", len(s.queue))
+	}
+	now := s.cfg.Now().UTC()
+	r := &run{
+		rec: Record{
+			ID: newID(now), State: StateQueued, Request: body, Args: args, Stores: job.Stores(),
+			Created: now, Progress: Progress{StoreRuns: job.StoreRuns()}, Results: []bench.Result{},
+		},
+		job: job, done: make(chan struct{}), subs: map[chan Event]struct{}{},
+	}
+	for s.runs[r.rec.ID] != nil {
+		r.rec.ID = newID(now)
+	}
+	s.runs[r.rec.ID] = r
+	s.order = append(s.order, r.rec.ID)
+	s.queue = append(s.queue, r)
+	s.trimLocked()
+	s.persist(r)
+	fmt.Fprintf(s.cfg.Log, "allot bench serve: run %s queued: bench %s\n", r.rec.ID, strings.Join(args, " "))
+	s.scheduleLocked()
+	return r.rec, nil
+}
+
+// trimLocked forgets the oldest finished runs past historyMax.
+func (s *Service) trimLocked() {
+	for i := 0; len(s.order) > historyMax && i < len(s.order); {
+		r := s.runs[s.order[i]]
+		if r.rec.State == StateQueued || r.rec.State == StateRunning {
+			i++
+			continue
+		}
+		delete(s.runs, s.order[i])
+		if s.cfg.DataDir != "" {
+			_ = os.Remove(filepath.Join(s.cfg.DataDir, "run-"+s.order[i]+".json"))
+		}
+		s.order = slices.Delete(s.order, i, i+1)
+	}
+}
+
+// scheduleLocked starts every queued run whose stores are all free and
+// not wanted by an earlier queued run.
+func (s *Service) scheduleLocked() {
+	if s.closed {
+		return
+	}
+	claimed := map[string]bool{}
+	for i := 0; i < len(s.queue); {
+		r := s.queue[i]
+		free := true
+		for _, st := range r.rec.Stores {
+			if s.busy[st] != "" || claimed[st] {
+				free = false
+			}
+		}
+		if !free {
+			for _, st := range r.rec.Stores {
+				claimed[st] = true
+			}
+			i++
+			continue
+		}
+		s.queue = slices.Delete(s.queue, i, i+1)
+		s.startLocked(r)
+	}
+}
+
+func (s *Service) startLocked(r *run) {
+	for _, st := range r.rec.Stores {
+		s.busy[st] = r.rec.ID
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	r.cancel = cancel
+	now := s.cfg.Now().UTC()
+	r.rec.State = StateRunning
+	r.rec.Started = &now
+	r.prevAt = now
+	s.persist(r)
+	fmt.Fprintf(s.cfg.Log, "allot bench serve: run %s running\n", r.rec.ID)
+	s.wg.Add(2)
+	finished := make(chan struct{})
+	go func() {
+		defer s.wg.Done()
+		defer close(finished)
+		s.execute(ctx, r)
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.sample(r, finished)
+	}()
+}
+
+// execute runs r's job and records how it ended.
+func (s *Service) execute(ctx context.Context, r *run) {
+	progress := func(i int, p bench.Progress) {
+		s.mu.Lock()
+		r.last, r.lastRun, r.haveLast = p, i, true
+		r.rec.Progress.StoreRun = i
+		r.rec.Progress.Store = p.Store
+		r.rec.Progress.OpsDone, r.rec.Progress.OpsTotal = p.Done, p.Total
+		r.rec.Progress.Fraction = fraction(r.rec.Progress)
+		s.mu.Unlock()
+	}
+	result := func(res bench.Result) {
+		s.mu.Lock()
+		r.rec.Results = append(r.rec.Results, res)
+		r.rec.Progress.StoreRun = len(r.rec.Results)
+		r.rec.Progress.OpsDone, r.rec.Progress.OpsTotal = 0, 0
+		r.rec.Progress.Fraction = fraction(r.rec.Progress)
+		s.persist(r)
+		s.mu.Unlock()
+	}
+	table, err := runJob(ctx, r.job, progress, result)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.cfg.Now().UTC()
+	r.rec.Finished = &now
+	r.rec.Table = table
+	switch {
+	case ctx.Err() != nil:
+		r.rec.State = StateCancelled
+		r.rec.Error = "cancelled"
+		if s.closed {
+			r.rec.State = StateFailed
+			r.rec.Error = "the service stopped before this run finished"
+		}
+	case err != nil:
+		r.rec.State = StateFailed
+		r.rec.Error = err.Error()
+	default:
+		r.rec.State = StateDone
+		r.rec.Progress.Fraction = 1
+	}
+	r.cancel()
+	r.cancel = nil
+	r.job = nil
+	for _, st := range r.rec.Stores {
+		if s.busy[st] == r.rec.ID {
+			delete(s.busy, st)
+		}
+	}
+	s.persist(r)
+	fmt.Fprintf(s.cfg.Log, "allot bench serve: run %s %s %s\n", r.rec.ID, r.rec.State, r.rec.Error)
+	close(r.done)
+	for ch := range r.subs {
+		close(ch)
+	}
+	r.subs = nil
+	s.scheduleLocked()
+}
+
+// runJob runs a job, turning a panic in it into an error: a bad run must
+// not take the service and every other run down with it.
+func runJob(ctx context.Context, job Job, progress func(int, bench.Progress), result func(bench.Result)) (table string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("benchsvc: the run panicked: %v", p)
+		}
+	}()
+	return job.Run(ctx, progress, result)
+}
+
+func fraction(p Progress) float64 {
+	if p.StoreRuns <= 0 {
+		return 0
+	}
+	f := float64(p.StoreRun)
+	if p.OpsTotal > 0 {
+		f += min(float64(p.OpsDone)/float64(p.OpsTotal), 1)
+	}
+	return min(f/float64(p.StoreRuns), 1)
+}
+
+// sample makes one Event per interval while r runs and sends it to the
+// subscribers.
+func (s *Service) sample(r *run, finished <-chan struct{}) {
+	t := time.NewTicker(s.cfg.EventInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-finished:
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		if r.rec.State != StateRunning {
+			s.mu.Unlock()
+			return
+		}
+		now := s.cfg.Now().UTC()
+		ev := Event{T: now.Sub(*r.rec.Started).Seconds(), StoreRun: r.rec.Progress.StoreRun, Store: r.rec.Progress.Store}
+		if r.haveLast {
+			p := r.last
+			ev.StoreRun, ev.Store = r.lastRun, p.Store
+			ev.P99MS = float64(p.P99) / 1e6
+			ev.Errors = p.Errors
+			ev.OpsDone, ev.OpsTotal = p.Done, p.Total
+			prev := r.prevDone
+			if r.prevRun != r.lastRun {
+				prev = 0
+			}
+			if dt := now.Sub(r.prevAt).Seconds(); dt > 0 && p.Done >= prev {
+				ev.OpsPerSec = float64(p.Done-prev) / dt
+			}
+			r.prevDone, r.prevRun = p.Done, r.lastRun
+		}
+		r.prevAt = now
+		r.rec.Series = append(r.rec.Series, ev)
+		for ch := range r.subs {
+			select {
+			case ch <- ev:
+			default: // a slow reader misses a sample rather than stall the run
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// Get returns a run's record.
+func (s *Service) Get(id string) (Record, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.runs[id]
+	if !ok {
+		return Record{}, false
+	}
+	rec := r.rec
+	rec.Results = slices.Clone(rec.Results)
+	rec.Series = slices.Clone(rec.Series)
+	return rec, true
+}
+
+// List returns the history, newest first.
+func (s *Service) List() []Summary {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Summary, 0, len(s.order))
+	for i := len(s.order) - 1; i >= 0; i-- {
+		rec := &s.runs[s.order[i]].rec
+		sum := Summary{ID: rec.ID, State: rec.State, Args: rec.Args, Stores: rec.Stores, Created: rec.Created,
+			Finished: rec.Finished, Error: rec.Error, Progress: rec.Progress, Results: []ResultBrief{}}
+		for j := range rec.Results {
+			sum.Results = append(sum.Results, brief(&rec.Results[j]))
+		}
+		out = append(out, sum)
+	}
+	return out
+}
+
+func brief(r *bench.Result) ResultBrief {
+	b := ResultBrief{Store: r.Store, Workload: r.Workload.Name, Durability: r.Durability, Workers: r.Workers,
+		Status: r.Status, Ops: r.Ops, OpsPerSec: r.OpsPerSec, P99MS: r.LatencyMS.P99, Errors: r.Errors}
+	if r.Server != nil {
+		b.CPUMicrosPerOp = r.Server.CPUMicrosPerOp
+	}
+	return b
+}
+
+// ErrFinished is returned by Cancel for a run that already ended.
+var ErrFinished = errors.New("the run has finished")
+
+// Cancel cancels a queued or running run. A running run ends as soon as
+// the bench notices (its workers stop within one op).
+func (s *Service) Cancel(id string) (Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.runs[id]
+	if !ok {
+		return Record{}, os.ErrNotExist
+	}
+	switch r.rec.State {
+	case StateQueued:
+		s.queue = slices.DeleteFunc(s.queue, func(q *run) bool { return q == r })
+		now := s.cfg.Now().UTC()
+		r.rec.State, r.rec.Error, r.rec.Finished = StateCancelled, "cancelled before it started", &now
+		r.job = nil
+		s.persist(r)
+		close(r.done)
+		for ch := range r.subs {
+			close(ch)
+		}
+		r.subs = nil
+		s.scheduleLocked()
+	case StateRunning:
+		r.cancel()
+	default:
+		return r.rec, ErrFinished
+	}
+	return r.rec, nil
+}
+
+// Subscribe returns the samples so far and a channel of the next ones,
+// closed when the run ends (or at once for a finished run), and a function
+// that stops the subscription.
+func (s *Service) Subscribe(id string) (past []Event, next <-chan Event, stop func(), ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, found := s.runs[id]
+	if !found {
+		return nil, nil, nil, false
+	}
+	ch := make(chan Event, 8)
+	past = slices.Clone(r.rec.Series)
+	if r.subs == nil {
+		close(ch)
+		return past, ch, func() {}, true
+	}
+	r.subs[ch] = struct{}{}
+	return past, ch, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if r.subs != nil {
+			if _, in := r.subs[ch]; in {
+				delete(r.subs, ch)
+				close(ch)
+			}
+		}
+	}, true
+}
+
+// Wait blocks until the run ends or ctx is done, and returns its record.
+func (s *Service) Wait(ctx context.Context, id string) (Record, error) {
+	s.mu.Lock()
+	r, ok := s.runs[id]
+	s.mu.Unlock()
+	if !ok {
+		return Record{}, os.ErrNotExist
+	}
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return Record{}, ctx.Err()
+	}
+	rec, _ := s.Get(id)
+	return rec, nil
+}
+
+// Close cancels every run, waits for them to stop and keeps their records
+// as failed ("the service stopped").
+func (s *Service) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	for _, r := range s.queue {
+		now := s.cfg.Now().UTC()
+		r.rec.State, r.rec.Error, r.rec.Finished = StateFailed, "the service stopped before this run started", &now
+		s.persist(r)
+		close(r.done)
+		for ch := range r.subs {
+			close(ch)
+		}
+		r.subs = nil
+	}
+	s.queue = nil
+	s.mu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+	return nil
+}

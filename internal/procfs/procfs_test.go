@@ -1,0 +1,145 @@
+package procfs
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+func TestParseStat(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     Stat
+		bad      bool
+	}{
+		{name: "plain", in: "42 (postgres) S 7 42 42 0 -1 4194560 1 0 0 0 150 30 5 2 20 0 1 0 100 0 0\n",
+			want: Stat{Comm: "postgres", PPID: 7, UTime: 150, STime: 30, CUTime: 5, CSTime: 2}},
+		{name: "name with parens and spaces", in: "9 (a) (b c)) R 1 9 9 0 -1 0 0 0 0 0 1 2 3 4 20 0 1 0",
+			want: Stat{Comm: "a) (b c)", PPID: 1, UTime: 1, STime: 2, CUTime: 3, CSTime: 4}},
+		{name: "short", in: "1 (x) S 0 1 1", bad: true},
+		{name: "no name", in: "1 x S 0 1 1 0 -1 0 0 0 0 0 1 2 3 4", bad: true},
+		{name: "negative time", in: "1 (x) S 0 1 1 0 -1 0 0 0 0 0 -1 2 3 4", bad: true},
+		{name: "empty", in: "", bad: true},
+	} {
+		got, err := ParseStat([]byte(tc.in))
+		if tc.bad {
+			if err == nil {
+				t.Errorf("%s: parsed %+v, want an error", tc.name, got)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%s: got %+v, %v; want %+v", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+func FuzzParseStat(f *testing.F) {
+	if data, err := os.ReadFile("/proc/self/stat"); err == nil {
+		f.Add(data)
+	}
+	f.Add([]byte("9 (a) (b c)) R 1 9 9 0 -1 0 0 0 0 0 1 2 3 4 20 0 1 0"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, err := ParseStat(data)
+		if err == nil && (st.PPID < 0 || st.UTime < 0 || st.STime < 0 || st.CUTime < 0 || st.CSTime < 0) {
+			t.Fatalf("accepted %q as %+v", data, st)
+		}
+	})
+}
+
+func TestFieldKB(t *testing.T) {
+	data := []byte("Name:\tx\nVmRSS:\t  1234 kB\nVmHWM:\t 99 kB\n")
+	if v, ok := FieldKB(data, "VmRSS:"); !ok || v != 1234 {
+		t.Errorf("VmRSS = %d, %v", v, ok)
+	}
+	if _, ok := FieldKB(data, "Pss:"); ok {
+		t.Error("found a field that is not there")
+	}
+}
+
+// TestTreeCPUCountsDescendants starts a shell whose two children burn CPU
+// while it waits: the tree's CPU grows, the shell's own barely does. The
+// second figure is the broken variant a meter reading only the root pid
+// would report.
+func TestTreeCPUCountsDescendants(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "yes >/dev/null & yes >/dev/null & wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		tree, _ := FS("/proc").Tree(cmd.Process.Pid)
+		for _, p := range tree[1:] {
+			if pr, err := os.FindProcess(p); err == nil {
+				pr.Kill()
+			}
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	fs := FS("/proc")
+	pid := cmd.Process.Pid
+	var tree []int
+	for deadline := time.Now().Add(5 * time.Second); len(tree) < 3 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		tree, _ = fs.Tree(pid)
+	}
+	if len(tree) < 3 {
+		t.Fatalf("tree of the shell: %v, want the shell and two children", tree)
+	}
+	rootStart, _ := fs.Stat(pid)
+	start := fs.TreeCPUTicks(tree)
+	time.Sleep(500 * time.Millisecond)
+	tree, _ = fs.Tree(pid)
+	treeTicks := fs.TreeCPUTicks(tree) - start
+	rootEnd, _ := fs.Stat(pid)
+	rootTicks := rootEnd.CPUTicks() - rootStart.CPUTicks()
+	// Two busy children on a busy two-core machine: at least a tenth of a
+	// core each over half a second.
+	if treeTicks < 10 {
+		t.Errorf("tree CPU over 0.5 s: %d ticks, want at least 10", treeTicks)
+	}
+	if rootTicks*5 > treeTicks {
+		t.Errorf("root alone %d ticks vs tree %d: the children's time is not what the tree adds", rootTicks, treeTicks)
+	}
+	if rss := fs.RSS(pid); rss <= 0 {
+		t.Errorf("RSS of the shell: %d", rss)
+	}
+	t.Logf("tree %d ticks, root alone %d ticks", treeTicks, rootTicks)
+}
+
+func TestTreeOfFakeProc(t *testing.T) {
+	dir := t.TempDir()
+	write := func(pid, ppid, utime int) {
+		p := filepath.Join(dir, strconv.Itoa(pid))
+		os.MkdirAll(p, 0o755)
+		line := strconv.Itoa(pid) + " (p) S " + strconv.Itoa(ppid) + " 0 0 0 -1 0 0 0 0 0 " + strconv.Itoa(utime) + " 0 0 0 20 0 1 0\n"
+		os.WriteFile(filepath.Join(p, "stat"), []byte(line), 0o644)
+	}
+	write(10, 1, 5)
+	write(11, 10, 7)
+	write(12, 11, 1)
+	write(13, 1, 100) // not in the tree
+	fs := FS(dir)
+	tree, err := fs.Tree(10)
+	if err != nil || len(tree) != 3 {
+		t.Fatalf("tree %v, %v", tree, err)
+	}
+	if got := fs.TreeCPUTicks(tree); got != 13 {
+		t.Errorf("tree ticks %d, want 13", got)
+	}
+	if _, err := fs.Tree(99); err == nil {
+		t.Error("a missing pid has a tree")
+	}
+}
+
+func TestCheckServer(t *testing.T) {
+	self, _ := FS("/proc").Stat(os.Getpid())
+	if err := CheckServer(os.Getpid(), self.Comm[:1]); err != nil {
+		t.Error(err)
+	}
+	if err := CheckServer(os.Getpid(), "no-such-server"); err == nil {
+		t.Error("accepted a process of another name")
+	}
+}

@@ -1,0 +1,167 @@
+package services
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// killWait bounds the wait for a killed server's processes to be gone,
+// reapWait the wait for a gone one to leave no zombie behind.
+const (
+	killWait = 30 * time.Second
+	reapWait = 10 * time.Second
+)
+
+// Kill crashes the named server that Up started from cfg.Dir: it stops the
+// server's process and every process below it (PostgreSQL's backends, a
+// Redis rewrite child) with SIGSTOP, so that none of them can write another
+// byte, then sends them all SIGKILL, and returns once they are gone. What
+// the data directory then holds is what a crash of the server leaves; Up
+// starts it again on the same data. It returns the pid it killed.
+//
+// A server that is not running, or a pid file naming a process that is not
+// ours, is an error: Kill never signals a process this package did not
+// start.
+func Kill(ctx context.Context, cfg Config, name string) (int, error) {
+	if err := cfg.Validate(); err != nil {
+		return 0, err
+	}
+	s, err := serverByName(name)
+	if err != nil {
+		return 0, err
+	}
+	var killed int
+	err = locked(ctx, &cfg, s, func(in *instance) error {
+		pid, why, err := in.pid()
+		if err != nil {
+			return err
+		}
+		if pid == 0 {
+			if why == "" {
+				why = "no pid file"
+			}
+			return fmt.Errorf("services: %s in %s is not running (%s): nothing to kill", name, in.dir, why)
+		}
+		tree := append([]int{pid}, descendants(pid)...)
+		for _, p := range tree {
+			syscall.Kill(p, syscall.SIGSTOP)
+		}
+		// A child forked between the listing and the stop is found now.
+		for _, p := range descendants(pid) {
+			if !containsPID(tree, p) {
+				syscall.Kill(p, syscall.SIGSTOP)
+				tree = append(tree, p)
+			}
+		}
+		for _, p := range tree {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+		for _, p := range tree {
+			if !waitGone(ctx, p, killWait) {
+				return fmt.Errorf("services: %s: process %d survived SIGKILL for %v", name, p, killWait)
+			}
+		}
+		// A zombie still answers kill(pid, 0), and PostgreSQL refuses to
+		// start while the pid in its lock file does: give whoever reaps
+		// orphans here a moment to do it.
+		for _, p := range tree {
+			waitReaped(ctx, p, reapWait)
+		}
+		killed = pid
+		return nil
+	})
+	return killed, err
+}
+
+// waitReaped waits until pid has no /proc entry (not even a zombie), at
+// most timeout.
+func waitReaped(ctx context.Context, pid int, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err != nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func containsPID(list []int, pid int) bool {
+	for _, p := range list {
+		if p == pid {
+			return true
+		}
+	}
+	return false
+}
+
+// descendants lists every live process below pid, from /proc.
+func descendants(pid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if pp := parentPID(p); pp > 0 {
+			children[pp] = append(children[pp], p)
+		}
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+// parentPID reads the fourth field of /proc/<pid>/stat (after the command
+// name in parentheses, which may hold spaces); 0 when unreadable.
+func parentPID(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	pp, _ := strconv.Atoi(f[1])
+	return pp
+}
+
+// WithPortOffset returns cfg with every server's port moved by offset, so
+// that private servers (in another Config.Dir) can run beside the shared
+// ones: the kill audit crashes servers of its own, never those other runs
+// are using.
+func WithPortOffset(cfg Config, offset int) Config {
+	cfg.portOffset = offset
+	return cfg
+}
+
+// Addr returns the loopback host:port the named server of cfg listens on.
+func Addr(cfg Config, name string) (string, error) {
+	s, err := serverByName(name)
+	if err != nil {
+		return "", err
+	}
+	return "127.0.0.1:" + strconv.Itoa(s.basePort()+cfg.portOffset), nil
+}
