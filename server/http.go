@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"crypto/subtle"
 	_ "embed"
 	"encoding/json"
@@ -342,10 +341,8 @@ func (s *Server) httpAvailable(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) httpMetrics(w http.ResponseWriter, r *http.Request) {
-	var b bytes.Buffer
-	s.metrics.write(&b, s.engine.Stats())
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	w.Write(b.Bytes())
+	s.metrics.init(s.engine)
+	s.metrics.handler.ServeHTTP(w, r)
 }
 
 func (s *Server) httpHealth(w http.ResponseWriter, r *http.Request) {

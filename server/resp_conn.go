@@ -38,8 +38,13 @@ type respConn struct {
 	in         []byte
 	start, end int
 	inMax      int
-	readAt     time.Time
 	readErr    error
+
+	// Stage times of the current round (see stage.go): when its bytes were
+	// read, when its first op went to the engine, when the last one had
+	// been handed over; and when the previous round's replies were written.
+	readAt, submitAt, submittedAt, wroteAt time.Time
+	traced                                 *engine.Request // the round's first engine request
 
 	out       []byte
 	immediate []byte
@@ -125,6 +130,10 @@ func (c *respConn) read() bool {
 		c.end += n
 	}
 	c.readAt = time.Now()
+	if n > 0 && !c.wroteAt.IsZero() {
+		c.s.metrics.observeStage(stageRead, c.readAt.Sub(c.wroteAt))
+		c.wroteAt = time.Time{}
+	}
 	c.readErr = err
 	return n > 0
 }
@@ -142,6 +151,7 @@ func (c *respConn) grow() {
 func (c *respConn) round() (full bool) {
 	c.slots = c.slots[:0]
 	c.immediate = c.immediate[:0]
+	c.traced = nil
 	depth := c.s.cfg.PipelineDepthMax
 	for len(c.slots) < depth && !c.quit {
 		args, n, derr := c.dec.Next(c.in[c.start:c.end])
@@ -166,6 +176,9 @@ func (c *respConn) round() (full bool) {
 	if len(c.slots) == 0 {
 		return false
 	}
+	if c.traced != nil {
+		c.submittedAt = time.Now()
+	}
 	c.reply()
 	return len(c.slots) == depth
 }
@@ -188,15 +201,43 @@ func (c *respConn) reply() {
 			c.out = resp.AppendResult(c.out, sl.kind, &r.Result)
 			c.tally.add(sl.kind, resultOf(r.Result.Code))
 		}
+		if r == c.traced {
+			c.observeEngine(r)
+		}
 		r.Result = inventory.Result{}
 		c.free = append(c.free, r)
 		sl.req = nil
 	}
+	ready := time.Now()
 	if _, err := c.nc.Write(c.out); err != nil {
 		c.quit = true
 	}
-	c.s.metrics.flush(protocolRESP, &c.tally, time.Since(c.readAt))
-	c.s.metrics.observePipeline(len(c.slots))
+	c.wroteAt = time.Now()
+	m := &c.s.metrics
+	m.observeStage(stageReply, c.wroteAt.Sub(ready))
+	m.flush(protocolRESP, &c.tally, c.wroteAt.Sub(c.readAt))
+	m.observePipeline(len(c.slots))
+}
+
+// observeEngine times the engine's stages of the round's first request,
+// once its Wait returned: parse and queue from the connection's clock, the
+// rest from the engine's trace of the request.
+func (c *respConn) observeEngine(r *engine.Request) {
+	m := &c.s.metrics
+	woke := time.Now()
+	m.observeStage(stageParse, c.submitAt.Sub(c.readAt))
+	m.observeStage(stageQueue, c.submittedAt.Sub(c.submitAt))
+	t := &r.Trace
+	if t.Synced.IsZero() {
+		// Not a durable batch (write or none mode, a read, a refusal).
+		m.observeStage(stageWake, woke.Sub(c.submittedAt))
+		return
+	}
+	m.observeStage(stageBatch, t.Taken.Sub(c.submittedAt))
+	m.observeStage(stageWrite, t.Written.Sub(t.Taken))
+	m.observeStage(stageSync, t.Synced.Sub(t.Written))
+	m.observeStage(stageWake, woke.Sub(t.Synced))
+	r.Trace = engine.Trace{}
 }
 
 // mark and done bracket an immediate reply appended to c.immediate.
@@ -291,7 +332,14 @@ func (c *respConn) op(name resp.Name, k inventory.Kind, args [][]byte) {
 		return
 	}
 	r.Err = nil
+	if c.traced == nil {
+		c.traced = r
+		c.submitAt = time.Now()
+	}
 	if err := c.s.engine.Submit(r); err != nil {
+		if c.traced == r {
+			c.traced = nil
+		}
 		c.free = append(c.free, r)
 		c.tally.add(k, resultError)
 		c.err(err.Error())

@@ -220,7 +220,7 @@ func TestMetrics(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("GET /metrics: %d", code)
 	}
-	sample := regexp.MustCompile(`^[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? [0-9.e+-]+$`)
+	sample := regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-zA-Z_][a-zA-Z0-9_]*="[^"]*"(,[a-zA-Z_][a-zA-Z0-9_]*="[^"]*")*\})? ([0-9.e+-]+|NaN|[+-]Inf)$`)
 	for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
 		if strings.HasPrefix(l, "# HELP ") || strings.HasPrefix(l, "# TYPE ") {
 			continue
@@ -230,15 +230,22 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		`allot_ops_total{protocol="resp",op="stock",result="ok"} 1`,
-		`allot_ops_total{protocol="resp",op="capture",result="ok"} 1`,
-		`allot_ops_total{protocol="resp",op="capture",result="insufficient"} 1`,
-		`allot_ops_total{protocol="resp",op="release",result="not_found"} 1`,
-		`allot_ops_total{protocol="resp",op="release",result="invalid"} 1`,
-		`allot_ops_total{protocol="http",op="capture",result="ok"} 1`,
-		`allot_ops_total{protocol="http",op="capture",result="invalid"} 1`,
-		`allot_op_duration_seconds_count{protocol="resp",op="capture"} 2`,
-		`allot_op_duration_seconds_bucket{protocol="resp",op="capture",le="+Inf"} 2`,
+		`allot_ops_total{op="stock",protocol="resp",result="ok"} 1`,
+		`allot_ops_total{op="capture",protocol="resp",result="ok"} 1`,
+		`allot_ops_total{op="capture",protocol="resp",result="insufficient"} 1`,
+		`allot_ops_total{op="release",protocol="resp",result="not_found"} 1`,
+		`allot_ops_total{op="release",protocol="resp",result="invalid"} 1`,
+		`allot_ops_total{op="capture",protocol="http",result="ok"} 1`,
+		`allot_ops_total{op="capture",protocol="http",result="invalid"} 1`,
+		`allot_op_duration_seconds_count{op="capture",protocol="resp"} 2`,
+		`allot_op_duration_seconds_bucket{op="capture",protocol="resp",le="+Inf"} 2`,
+		// Every stage of the durable path was timed (server/stage.go).
+		`allot_stage_duration_seconds_count{stage="read"} `,
+		`allot_stage_duration_seconds_count{stage="sync"} `,
+		`allot_stage_duration_seconds_count{stage="reply"} `,
+		// The client library's own collectors.
+		`go_goroutines `,
+		`process_resident_memory_bytes `,
 		`allot_resp_connections 1`,
 		`allot_resp_connections_accepted_total 1`,
 		`allot_engine_fsync_duration_seconds_count `,
@@ -252,6 +259,11 @@ func TestMetrics(t *testing.T) {
 	}
 	if strings.Contains(text, "allot_engine_fsync_duration_seconds_count 0\n") {
 		t.Errorf("fsync mode reports no fsync")
+	}
+	for _, st := range []string{"read", "parse", "queue", "batch", "write", "sync", "wake", "reply"} {
+		if strings.Contains(text, `allot_stage_duration_seconds_count{stage="`+st+`"} 0`+"\n") {
+			t.Errorf("stage %s was never timed in fsync mode", st)
+		}
 	}
 }
 

@@ -24,12 +24,13 @@ const logTailLines = 20
 // Process is an allot serve child process, started by the store (or by a
 // test) on a free loopback port.
 type Process struct {
-	cmd     *exec.Cmd
-	addr    string
-	dataDir string
-	tempDir bool // dataDir was created here and is removed on stop
-	exited  chan struct{}
-	waitErr error
+	cmd      *exec.Cmd
+	addr     string
+	httpAddr string // its /metrics, for the bench's stage breakdown
+	dataDir  string
+	tempDir  bool // dataDir was created here and is removed on stop
+	exited   chan struct{}
+	waitErr  error
 
 	mu   sync.Mutex
 	tail []string
@@ -81,7 +82,7 @@ func StartProcess(ctx context.Context, binary string, cfg store.Config, extra ..
 		"--data", ch.dataDir,
 		"--durability", string(cfg.Durability),
 		"--resp", "127.0.0.1:0",
-		"--http", "",
+		"--http", "127.0.0.1:0",
 		"--connections-max", fmt.Sprint(max(1024, 4*cfg.Workers)))
 	ch.cmd.Args = append(ch.cmd.Args, extra...)
 	// The child's settings are its flags: an ALLOT_* variable of the
@@ -138,6 +139,9 @@ func (ch *Process) readLog(r io.Reader, ready chan<- string) {
 		ch.mu.Unlock()
 		if a, ok := strings.CutPrefix(line, "allot serve: RESP on "); ok {
 			addr = a
+		}
+		if a, ok := strings.CutPrefix(line, "allot serve: HTTP on "); ok {
+			ch.httpAddr = a // before "ready": Stages reads it after
 		}
 		if line == "allot serve: ready" && addr != "" {
 			ready <- addr
