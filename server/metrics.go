@@ -1,20 +1,26 @@
 package server
 
 import (
-	"fmt"
-	"io"
-	"strconv"
+	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"allot/engine"
 	"allot/inventory"
 )
 
-// The metrics are written by hand in the Prometheus text format (0.0.4):
-// a few counters and fixed-bucket histograms do not justify a dependency,
-// and hand-written counters let a connection add a whole pipeline's counts
-// with one atomic add per distinct (op, result) instead of one per op.
+// The metrics are served by the Prometheus client library, with its Go
+// runtime and process collectors. The server's own counters are not
+// prometheus.Counter values, though: they are plain atomics that a
+// connection adds a whole pipeline's counts to with one add per distinct
+// (op, result), and a collector turns them into metrics when /metrics is
+// read. Rejected: a CounterVec with labels, whose WithLabelValues hashes
+// the labels and takes a read lock on every op.
 
 type protocol uint8
 
@@ -49,13 +55,29 @@ func (r result) String() string {
 	return inventory.Code(r).String()
 }
 
-// kindCount covers inventory.Kind 0..5; 0 (unused) keeps indexing direct.
-const kindCount = int(inventory.KindAvailable) + 1
+// kindSlots bounds the op kinds counted apart: inventory.Kind is a uint8
+// with room for new kinds, and a kind at or past kindSlots is counted as
+// kind 0 ("other") instead of indexing out of range.
+const kindSlots = 32
+
+func kindSlot(k inventory.Kind) int {
+	if int(k) >= kindSlots {
+		return 0
+	}
+	return int(k)
+}
+
+func kindLabel(k int) string {
+	if k == 0 {
+		return "other"
+	}
+	return inventory.Kind(k).String()
+}
 
 // latencyBounds are the upper bounds of the op latency histogram buckets:
 // from the moment a RESP read or an HTTP request arrived to the moment its
 // reply was written.
-var latencyBounds = [...]time.Duration{
+var latencyBounds = []time.Duration{
 	10 * time.Microsecond, 25 * time.Microsecond, 50 * time.Microsecond, 100 * time.Microsecond,
 	250 * time.Microsecond, 500 * time.Microsecond, time.Millisecond, 2500 * time.Microsecond,
 	5 * time.Millisecond, 10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond,
@@ -63,27 +85,62 @@ var latencyBounds = [...]time.Duration{
 }
 
 // pipelineBounds are the bucket bounds of the commands-per-read histogram.
-var pipelineBounds = [...]int64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}
+var pipelineBounds = []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}
 
-type latencyHistogram struct {
-	buckets [len(latencyBounds) + 1]atomic.Uint64
-	count   atomic.Uint64
-	nanos   atomic.Uint64
+// histogramBucketsMax bounds the buckets of a histogram (its bounds and
+// one above them all).
+const histogramBucketsMax = 48
+
+// histogram is a lock-free fixed-bucket histogram over bounds given to
+// each call: counts[i] counts the samples <= bounds[i] and above
+// bounds[i-1]; counts[len(bounds)] those above every bound. Its zero value
+// is ready, so the server's metrics need no constructor.
+type histogram struct {
+	counts [histogramBucketsMax]atomic.Uint64
+	count  atomic.Uint64
+	nanos  atomic.Uint64
 }
 
-func latencyBucket(d time.Duration) int {
-	i := 0
-	for i < len(latencyBounds) && d > latencyBounds[i] {
-		i++
+func bucketOf(bounds []time.Duration, d time.Duration) int {
+	lo, hi := 0, len(bounds)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if d > bounds[mid] {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
 	}
-	return i
+	return lo
+}
+
+// observeN adds n samples of d.
+func (h *histogram) observeN(bounds []time.Duration, d time.Duration, n uint64) {
+	if d < 0 {
+		d = 0
+	}
+	h.counts[bucketOf(bounds, d)].Add(n)
+	h.count.Add(n)
+	h.nanos.Add(n * uint64(d))
+}
+
+// metric returns h as a Prometheus histogram in seconds.
+func (h *histogram) metric(bounds []time.Duration, desc *prometheus.Desc, labels ...string) prometheus.Metric {
+	buckets := make(map[float64]uint64, len(bounds))
+	var cum uint64
+	for i, b := range bounds {
+		cum += h.counts[i].Load()
+		buckets[b.Seconds()] = cum
+	}
+	return prometheus.MustNewConstHistogram(desc, h.count.Load(), float64(h.nanos.Load())/1e9, buckets, labels...)
 }
 
 // metrics are the server's counters. All fields are atomics: connections
 // add to them concurrently.
 type metrics struct {
-	ops     [protocolCount][kindCount][resultCount]atomic.Uint64
-	latency [protocolCount][kindCount]latencyHistogram
+	ops     [protocolCount][kindSlots][resultCount]atomic.Uint64
+	latency [protocolCount][kindSlots]histogram
+	stages  [stageCount]histogram
 
 	connections         atomic.Int64 // open RESP connections
 	connectionsAccepted atomic.Uint64
@@ -91,22 +148,37 @@ type metrics struct {
 	commandsOther       atomic.Uint64 // PING, HELLO, AUTH, ...
 	commandErrors       atomic.Uint64 // -ERR for a malformed or unknown command
 	protocolErrors      atomic.Uint64 // fatal framing errors (connection closed)
-	pipeline            [len(pipelineBounds) + 1]atomic.Uint64
+	pipeline            [12]atomic.Uint64
 	pipelineCount       atomic.Uint64
 	pipelineSum         atomic.Uint64
 	httpRequests        atomic.Uint64
 	httpBadRequests     atomic.Uint64
+
+	initOnce sync.Once
+	handler  http.Handler
+}
+
+func (m *metrics) init(e *engine.Engine) {
+	m.initOnce.Do(func() {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(
+			collectors.NewGoCollector(),
+			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+			&collector{m: m, engine: e},
+		)
+		m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	})
 }
 
 // opTally accumulates one pipeline's op outcomes on a connection, so that
 // the shared counters see one add per distinct (kind, result).
 type opTally struct {
-	counts [kindCount][resultCount]uint32
+	counts [kindSlots][resultCount]uint32
 	any    bool
 }
 
 func (t *opTally) add(k inventory.Kind, r result) {
-	t.counts[k][r]++
+	t.counts[kindSlot(k)][r]++
 	t.any = true
 }
 
@@ -115,7 +187,6 @@ func (m *metrics) flush(p protocol, t *opTally, d time.Duration) {
 	if !t.any {
 		return
 	}
-	b := latencyBucket(d)
 	for k := range t.counts {
 		var n uint64
 		for r, c := range t.counts[k] {
@@ -126,10 +197,7 @@ func (m *metrics) flush(p protocol, t *opTally, d time.Duration) {
 			}
 		}
 		if n != 0 {
-			h := &m.latency[p][k]
-			h.buckets[b].Add(n)
-			h.count.Add(n)
-			h.nanos.Add(n * uint64(d))
+			m.latency[p][k].observeN(latencyBounds, d, n)
 		}
 	}
 	t.any = false
@@ -137,7 +205,7 @@ func (m *metrics) flush(p protocol, t *opTally, d time.Duration) {
 
 func (m *metrics) observePipeline(n int) {
 	i := 0
-	for i < len(pipelineBounds) && int64(n) > pipelineBounds[i] {
+	for i < len(pipelineBounds) && float64(n) > pipelineBounds[i] {
 		i++
 	}
 	m.pipeline[i].Add(1)
@@ -145,140 +213,119 @@ func (m *metrics) observePipeline(n int) {
 	m.pipelineSum.Add(uint64(n))
 }
 
-// write writes every metric, the engine's included, in the Prometheus text
-// format.
-func (m *metrics) write(w io.Writer, es engine.Stats) error {
-	p := &promWriter{w: w}
-	p.help("allot_ops_total", "counter", "Ops answered, by protocol, op and result (ok, insufficient, not_found, invalid, overflow, error).")
-	for pr := range protocolCount {
-		for k := 1; k < kindCount; k++ {
+// collector turns the server's atomics and the engine's Stats into
+// metrics when /metrics is read.
+type collector struct {
+	m      *metrics
+	engine *engine.Engine
+}
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, labels, nil)
+}
+
+var (
+	descOps       = desc("allot_ops_total", "Ops answered, by protocol, op and result (ok, insufficient, not_found, invalid, overflow, error).", "protocol", "op", "result")
+	descLatency   = desc("allot_op_duration_seconds", "Op latency inside the server, from the read of the request to the write of its reply.", "protocol", "op")
+	descStage     = desc("allot_stage_duration_seconds", "Time an op spends in each stage inside the server (see server/stage.go): the connection's stages once per round (a read and its replies), the engine's once per op.", "stage")
+	descPipeline  = desc("allot_resp_pipeline_commands", "Commands served per round on one connection (the pipeline depth seen by the server).")
+	descBatchSize = desc("allot_engine_batch_size", "Replies released per journal flush.")
+	descSync      = desc("allot_engine_fsync_duration_seconds", "fdatasync latency of the journal.")
+)
+
+// gauge and counter are one-sample metrics without labels.
+type simple struct {
+	desc  *prometheus.Desc
+	typ   prometheus.ValueType
+	value func(*metrics) float64
+}
+
+var simples = []simple{
+	{desc("allot_resp_connections", "Open RESP connections."), prometheus.GaugeValue, func(m *metrics) float64 { return float64(m.connections.Load()) }},
+	{desc("allot_resp_connections_accepted_total", "RESP connections accepted."), prometheus.CounterValue, func(m *metrics) float64 { return float64(m.connectionsAccepted.Load()) }},
+	{desc("allot_resp_connections_rejected_total", "RESP connections refused because the connections max was reached."), prometheus.CounterValue, func(m *metrics) float64 { return float64(m.connectionsRejected.Load()) }},
+	{desc("allot_resp_commands_other_total", "RESP commands that are not ops (PING, ECHO, HELLO, AUTH, CLIENT, COMMAND, QUIT)."), prometheus.CounterValue, func(m *metrics) float64 { return float64(m.commandsOther.Load()) }},
+	{desc("allot_resp_command_errors_total", "RESP commands refused with -ERR before reaching the engine (unknown, wrong arity, bad argument, over a limit)."), prometheus.CounterValue, func(m *metrics) float64 { return float64(m.commandErrors.Load()) }},
+	{desc("allot_resp_protocol_errors_total", "RESP connections closed for a framing error."), prometheus.CounterValue, func(m *metrics) float64 { return float64(m.protocolErrors.Load()) }},
+	{desc("allot_http_requests_total", "HTTP requests served."), prometheus.CounterValue, func(m *metrics) float64 { return float64(m.httpRequests.Load()) }},
+	{desc("allot_http_bad_requests_total", "HTTP requests answered 400."), prometheus.CounterValue, func(m *metrics) float64 { return float64(m.httpBadRequests.Load()) }},
+}
+
+// engineMetric is one metric read from engine.Stats. A new engine figure
+// (holds active, expiries, idempotent repeats, ...) is one line in
+// engineMetrics.
+type engineMetric struct {
+	desc  *prometheus.Desc
+	typ   prometheus.ValueType
+	value func(*engine.Stats) float64
+}
+
+var engineMetrics = []engineMetric{
+	{desc("allot_engine_requests_total", "Replies the engine released after their journal write (ops and reads)."), prometheus.CounterValue, func(s *engine.Stats) float64 { return float64(s.Requests) }},
+	{desc("allot_engine_journaled_ops_total", "Ops written to the journal since the engine opened."), prometheus.CounterValue, func(s *engine.Stats) float64 { return float64(s.Journaled) }},
+	{desc("allot_engine_batches_total", "Journal flushes: one write each, and one fdatasync in fsync mode."), prometheus.CounterValue, func(s *engine.Stats) float64 { return float64(s.Batches) }},
+	{desc("allot_engine_journal_bytes", "Bytes in the journal."), prometheus.GaugeValue, func(s *engine.Stats) float64 { return float64(s.JournalBytes) }},
+	{desc("allot_engine_snapshots_total", "Snapshots written."), prometheus.CounterValue, func(s *engine.Stats) float64 { return float64(s.Snapshots) }},
+	{desc("allot_engine_failed", "1 when a journal write or sync failed and the engine refuses requests."), prometheus.GaugeValue, func(s *engine.Stats) float64 {
+		if s.Failed {
+			return 1
+		}
+		return 0
+	}},
+}
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	m := c.m
+	for p := range protocolCount {
+		for k := 1; k < kindSlots; k++ {
+			h := &m.latency[p][k]
+			var n uint64
 			for r := range result(resultCount) {
-				p.sample("allot_ops_total", fmt.Sprintf(`{protocol=%q,op=%q,result=%q}`, protocolNames[pr], inventory.Kind(k).String(), r.String()), float64(m.ops[pr][k][r].Load()))
+				n += m.ops[p][k][r].Load()
 			}
+			// Every kind of the wire contract v1 always; others once seen.
+			if n == 0 && k > int(inventory.KindAvailable) {
+				continue
+			}
+			for r := range result(resultCount) {
+				ch <- prometheus.MustNewConstMetric(descOps, prometheus.CounterValue, float64(m.ops[p][k][r].Load()), protocolNames[p], kindLabel(k), r.String())
+			}
+			ch <- h.metric(latencyBounds, descLatency, protocolNames[p], kindLabel(k))
 		}
 	}
-	p.help("allot_op_duration_seconds", "histogram", "Op latency inside the server, from the read of the request to the write of its reply.")
-	latencyLE := durationBounds(latencyBounds[:])
-	for pr := range protocolCount {
-		for k := 1; k < kindCount; k++ {
-			h := &m.latency[pr][k]
-			counts := make([]uint64, len(h.buckets))
-			for i := range h.buckets {
-				counts[i] = h.buckets[i].Load()
-			}
-			labels := fmt.Sprintf(`protocol=%q,op=%q`, protocolNames[pr], inventory.Kind(k).String())
-			p.histogram("allot_op_duration_seconds", labels, latencyLE, counts, float64(h.nanos.Load())/1e9, float64(h.count.Load()))
-		}
+	for i := range m.stages {
+		ch <- m.stages[i].metric(stageBounds, descStage, stage(i).String())
 	}
-	p.single("allot_resp_connections", "gauge", "Open RESP connections.", float64(m.connections.Load()))
-	p.single("allot_resp_connections_accepted_total", "counter", "RESP connections accepted.", float64(m.connectionsAccepted.Load()))
-	p.single("allot_resp_connections_rejected_total", "counter", "RESP connections refused because the connections max was reached.", float64(m.connectionsRejected.Load()))
-	p.single("allot_resp_commands_other_total", "counter", "RESP commands that are not ops (PING, ECHO, HELLO, AUTH, CLIENT, COMMAND, QUIT).", float64(m.commandsOther.Load()))
-	p.single("allot_resp_command_errors_total", "counter", "RESP commands refused with -ERR before reaching the engine (unknown, wrong arity, bad argument, over a limit).", float64(m.commandErrors.Load()))
-	p.single("allot_resp_protocol_errors_total", "counter", "RESP connections closed for a framing error.", float64(m.protocolErrors.Load()))
-	p.help("allot_resp_pipeline_commands", "histogram", "Commands served per round on one connection (the pipeline depth seen by the server).")
-	counts := make([]uint64, len(m.pipeline))
-	for i := range m.pipeline {
-		counts[i] = m.pipeline[i].Load()
+	for _, s := range simples {
+		ch <- prometheus.MustNewConstMetric(s.desc, s.typ, s.value(m))
 	}
-	p.histogram("allot_resp_pipeline_commands", "", intBounds(pipelineBounds[:]), counts, float64(m.pipelineSum.Load()), float64(m.pipelineCount.Load()))
-	p.single("allot_http_requests_total", "counter", "HTTP requests served.", float64(m.httpRequests.Load()))
-	p.single("allot_http_bad_requests_total", "counter", "HTTP requests answered 400.", float64(m.httpBadRequests.Load()))
-
-	p.single("allot_engine_requests_total", "counter", "Replies the engine released after their journal write (ops and reads).", float64(es.Requests))
-	p.single("allot_engine_journaled_ops_total", "counter", "Ops written to the journal since the engine opened.", float64(es.Journaled))
-	p.single("allot_engine_batches_total", "counter", "Journal flushes: one write each, and one fdatasync in fsync mode.", float64(es.Batches))
-	p.single("allot_engine_journal_bytes", "gauge", "Bytes in the journal.", float64(es.JournalBytes))
-	p.single("allot_engine_snapshots_total", "counter", "Snapshots written.", float64(es.Snapshots))
-	failed := 0.0
-	if es.Failed {
-		failed = 1
-	}
-	p.single("allot_engine_failed", "gauge", "1 when a journal write or sync failed and the engine refuses requests.", failed)
-	p.help("allot_engine_batch_size", "histogram", "Replies released per journal flush.")
-	// Every reply is in exactly one flush: their count is the sum.
-	p.histogram("allot_engine_batch_size", "", intBounds(engine.BatchSizeBounds[:]), toUint64(es.BatchSize[:]), float64(es.Requests), float64(es.Batches))
-	p.help("allot_engine_fsync_duration_seconds", "histogram", "fdatasync latency of the journal.")
-	p.histogram("allot_engine_fsync_duration_seconds", "", durationBounds(engine.SyncLatencyBounds[:]), toUint64(es.SyncLatency[:]), es.SyncSeconds, float64(es.Syncs))
-	return p.err
-}
-
-// durationBounds and intBounds format histogram bounds as "le" labels.
-func durationBounds(b []time.Duration) []string {
-	out := make([]string, len(b))
-	for i, d := range b {
-		out[i] = strconv.FormatFloat(d.Seconds(), 'g', -1, 64)
-	}
-	return out
-}
-
-func intBounds(b []int64) []string {
-	out := make([]string, len(b))
-	for i, v := range b {
-		out[i] = strconv.FormatInt(v, 10)
-	}
-	return out
-}
-
-func toUint64(a []int64) []uint64 {
-	out := make([]uint64, len(a))
-	for i, v := range a {
-		out[i] = uint64(v)
-	}
-	return out
-}
-
-type promWriter struct {
-	w   io.Writer
-	err error
-	buf []byte
-}
-
-func (p *promWriter) help(name, typ, help string) {
-	if p.err != nil {
-		return
-	}
-	_, p.err = fmt.Fprintf(p.w, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
-}
-
-// single writes a metric of one sample without labels.
-func (p *promWriter) single(name, typ, help string, v float64) {
-	p.help(name, typ, help)
-	p.sample(name, "", v)
-}
-
-// histogram writes the samples of one histogram series: counts per bucket
-// (the last one above every bound) become cumulative le buckets.
-func (p *promWriter) histogram(name, labels string, le []string, counts []uint64, sum, count float64) {
-	sep := ""
-	if labels != "" {
-		sep = ","
-	}
+	buckets := make(map[float64]uint64, len(pipelineBounds))
 	var cum uint64
-	for i, c := range counts {
-		cum += c
-		bound := "+Inf"
-		if i < len(le) {
-			bound = le[i]
-		}
-		p.sample(name+"_bucket", "{"+labels+sep+`le="`+bound+`"}`, float64(cum))
+	for i, b := range pipelineBounds {
+		cum += m.pipeline[i].Load()
+		buckets[b] = cum
 	}
-	braced := ""
-	if labels != "" {
-		braced = "{" + labels + "}"
-	}
-	p.sample(name+"_sum", braced, sum)
-	p.sample(name+"_count", braced, count)
-}
+	ch <- prometheus.MustNewConstHistogram(descPipeline, m.pipelineCount.Load(), float64(m.pipelineSum.Load()), buckets)
 
-func (p *promWriter) sample(name, labels string, v float64) {
-	if p.err != nil {
-		return
+	es := c.engine.Stats()
+	for _, em := range engineMetrics {
+		ch <- prometheus.MustNewConstMetric(em.desc, em.typ, em.value(&es))
 	}
-	p.buf = append(p.buf[:0], name...)
-	p.buf = append(p.buf, labels...)
-	p.buf = append(p.buf, ' ')
-	p.buf = strconv.AppendFloat(p.buf, v, 'f', -1, 64) // counts print as integers, not 1e+06
-	p.buf = append(p.buf, '\n')
-	_, p.err = p.w.Write(p.buf)
+	buckets = make(map[float64]uint64, len(engine.BatchSizeBounds))
+	cum = 0
+	for i, b := range engine.BatchSizeBounds {
+		cum += uint64(es.BatchSize[i])
+		buckets[float64(b)] = cum
+	}
+	// Every reply is in exactly one flush: their count is the sum.
+	ch <- prometheus.MustNewConstHistogram(descBatchSize, uint64(es.Batches), float64(es.Requests), buckets)
+	buckets = make(map[float64]uint64, len(engine.SyncLatencyBounds))
+	cum = 0
+	for i, b := range engine.SyncLatencyBounds {
+		cum += uint64(es.SyncLatency[i])
+		buckets[b.Seconds()] = cum
+	}
+	ch <- prometheus.MustNewConstHistogram(descSync, uint64(es.Syncs), es.SyncSeconds, buckets)
 }

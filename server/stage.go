@@ -1,0 +1,57 @@
+package server
+
+import "time"
+
+// stage is one step of an op's way through the server, timed into
+// allot_stage_duration_seconds so that a durable op's latency can be taken
+// apart (allot bench --breakdown):
+//
+//	read   the previous reply written -> the next request read: the server
+//	       waiting for the client (the client's half of the round trip)
+//	parse  request read -> the op handed to the engine (decoding, and the
+//	       ops before it in the same read)
+//	queue  handed to the engine -> applied (the engine lock, back-pressure)
+//	batch  applied -> its journal batch taken by the flusher
+//	write  the batch's journal write
+//	sync   the batch's fdatasync
+//	wake   synced -> the connection's goroutine running again with the reply
+//	reply  the round's last reply ready -> written to the socket
+//
+// read and reply are timed once per round (one read, one write of all its
+// replies); the others once per op. queue, batch, write, sync and wake
+// come from the engine's trace of the request (engine.Request.Trace), and
+// only modes that wait for the disk have batch, write and sync.
+type stage uint8
+
+const (
+	stageRead stage = iota
+	stageParse
+	stageQueue
+	stageBatch
+	stageWrite
+	stageSync
+	stageWake
+	stageReply
+	stageCount
+)
+
+var stageNames = [stageCount]string{"read", "parse", "queue", "batch", "write", "sync", "wake", "reply"}
+
+func (s stage) String() string { return stageNames[s] }
+
+// stageBounds are the stage histogram's bucket bounds: 1 µs to ~1 s in
+// steps of a factor of 2^(1/2), fine enough to tell a 150 µs fdatasync
+// from a 200 µs one.
+var stageBounds = func() []time.Duration {
+	b := make([]time.Duration, 41)
+	v := float64(time.Microsecond)
+	for i := range b {
+		b[i] = time.Duration(v)
+		v *= 1.4142135623730951
+	}
+	return b
+}()
+
+func (m *metrics) observeStage(s stage, d time.Duration) {
+	m.stages[s].observeN(stageBounds, d, 1)
+}
