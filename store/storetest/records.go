@@ -22,6 +22,10 @@ type RecordsCaps struct {
 	// InsertOverwrites: writing an existing key overwrites it instead of
 	// failing (allot has no insert-if-absent).
 	InsertOverwrites bool
+	// Durability, when set, is the one mode the store's server runs in
+	// (Tarantool's wal_mode, fixed at its start): every store is opened in
+	// it, Durable follows it, and the opposite Durable must be refused.
+	Durability store.Durability
 }
 
 // RecordsOpener opens a fresh store in durability d for one test.
@@ -31,8 +35,23 @@ type RecordsOpener func(t *testing.T, d store.Durability) store.Store
 // store.
 func RunRecords(t *testing.T, open RecordsOpener, caps RecordsCaps) {
 	ctx := context.Background()
+	if caps.Durability != "" {
+		fixed := caps.Durability
+		inner := open
+		open = func(t *testing.T, _ store.Durability) store.Store { return inner(t, fixed) }
+	}
+	// durableIn is the Durable a store opened in d accepts.
+	durableIn := func(d store.Durability) bool {
+		if caps.Durability != "" {
+			return caps.Durability == store.DurabilityFsync
+		}
+		return d == store.DurabilityFsync
+	}
 	space := func(t *testing.T, d store.Durability, o store.RWOptions) store.RWSpace {
 		t.Helper()
+		if caps.Durability != "" {
+			o.Durable = durableIn(d)
+		}
 		st := open(t, d)
 		t.Cleanup(func() { st.Close() })
 		rs, ok := st.(store.RWStore)
@@ -58,7 +77,7 @@ func RunRecords(t *testing.T, open RecordsOpener, caps RecordsCaps) {
 		t.Cleanup(func() { se.Close() })
 		return se
 	}
-	durable := store.RWOptions{Lock: store.RWLockHard, Durable: true, Confirm: true}
+	durable := store.RWOptions{Lock: store.RWLockHard, Durable: durableIn(store.DurabilityFsync), Confirm: true}
 
 	if caps.Queue {
 		t.Run("PublishConsume", func(t *testing.T) {
@@ -238,7 +257,7 @@ func RunRecords(t *testing.T, open RecordsOpener, caps RecordsCaps) {
 	t.Run("SoftLock", func(t *testing.T) {
 		st := open(t, store.DurabilityFsync)
 		defer st.Close()
-		sp, err := st.(store.RWStore).RWOpen(ctx, store.RWOptions{Lock: store.RWLockSoft, Durable: true})
+		sp, err := st.(store.RWStore).RWOpen(ctx, store.RWOptions{Lock: store.RWLockSoft, Durable: durableIn(store.DurabilityFsync)})
 		if !caps.SoftLock {
 			if !errors.Is(err, store.ErrRWUnsupported) {
 				t.Errorf("soft lock: err %v, want ErrRWUnsupported", err)
@@ -269,6 +288,18 @@ func RunRecords(t *testing.T, open RecordsOpener, caps RecordsCaps) {
 		}
 		wantRecords(t, sp, map[string]int64{"x": 1, "y": 2})
 	})
+
+	if caps.Durability != "" {
+		t.Run("OtherDurableRefused", func(t *testing.T) {
+			st := open(t, caps.Durability)
+			defer st.Close()
+			o := durable
+			o.Durable = !o.Durable
+			if _, err := st.(store.RWStore).RWOpen(ctx, o); !errors.Is(err, store.ErrRWUnsupported) {
+				t.Fatalf("Durable=%v on a server fixed in %s: err %v, want ErrRWUnsupported", o.Durable, caps.Durability, err)
+			}
+		})
+	}
 
 	t.Run("Pipeline", func(t *testing.T) {
 		sp := space(t, store.DurabilityFsync, durable)
