@@ -68,7 +68,7 @@ var vocabulary = interleave(strings.Fields(`
 	classic premium organic vintage modern compact wireless portable waterproof
 	leather cotton wool linen silk steel wooden glass ceramic bamboo black white red
 	blue green grey navy olive beige pink yellow orange purple brown gold silver
-	small medium large extra slim wide long short soft warm light heavy`), strings.Fields(`
+	small medium large extra slim wide long short soft warm light heavy 100% eco_line`), strings.Fields(`
 	Über Größe Mantel Jacke Schuh Stiefel Tasche Uhr Lampe Stuhl Tisch Kissen Decke
 	Handtuch Becher Teller Messer Löffel Gabel Pfanne Topf Wasserkocher Kühlschrank
 	Größenverstellbar Überzug Ärmel Öl Straße weiß grün blau rot schwarz STRAẞE

@@ -7,6 +7,7 @@ import (
 	"allot/bench"
 	"allot/services/servicestest"
 	"allot/store"
+	_ "allot/store/mysql"
 	_ "allot/store/postgres"
 	_ "allot/store/redis"
 )
@@ -19,6 +20,7 @@ func TestPeers(t *testing.T) {
 	for _, c := range []struct{ store, server string }{
 		{"redis", "redis"},
 		{"postgres", "postgres"},
+		{"mysql", "mariadb"},
 	} {
 		t.Run(c.store, func(t *testing.T) {
 			servicestest.Require(t, c.server)

@@ -19,15 +19,17 @@ import (
 // without the gap locks REPEATABLE READ adds at the group's edges, which
 // only make captures of neighbouring groups wait on one another.
 type Session struct {
-	conn      *sql.Conn
-	opt       Options // the store's table and engine (checkout.go)
-	guard     [3]string
-	lock      *sql.Stmt
-	take      *sql.Stmt
-	release   *sql.Stmt
-	rowCount  *sql.Stmt
-	conflicts int64
-	stock     []inventory.Line // the locked rows of the current capture, reused
+	conn     *sql.Conn
+	opt      Options // the store's table and engine (checkout.go)
+	guard    [3]string
+	lock     *sql.Stmt
+	take     *sql.Stmt
+	release  *sql.Stmt
+	rowCount *sql.Stmt
+	// search, searchBrand: prepared on first use (search.go).
+	search, searchBrand *sql.Stmt
+	conflicts           int64
+	stock               []inventory.Line // the locked rows of the current capture, reused
 }
 
 // Session takes a connection from the pool for one worker and prepares its

@@ -1,0 +1,18 @@
+-- The catalog for the search workload ({{.Table}}_catalog). MariaDB's own
+-- case-insensitive collations do not fold as the contract does
+-- (utf8mb4_general_ci and utf8mb4_unicode_ci are also accent-insensitive,
+-- so 'é' matches 'e', and they order by collation weights, not bytes), so
+-- the title and brand are folded by Go (catalog.Fold, Unicode simple case
+-- folding) into VARBINARY columns: comparison and LIKE are then byte-wise,
+-- and ORDER BY is the contract's byte order. The index (title_folded, sku,
+-- brand_folded) serves LIKE 'prefix%' as a range in result order, and the
+-- brand filter from the index alone.
+CREATE TABLE IF NOT EXISTS `{{.Table}}_catalog` (
+    sku          VARBINARY(64) NOT NULL PRIMARY KEY,
+    title        VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    brand        VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    title_folded VARBINARY(1024) NOT NULL,
+    brand_folded VARBINARY(1024) NOT NULL,
+    available    BIGINT NOT NULL,
+    KEY catalog_title (title_folded, sku, brand_folded)
+) ENGINE = {{.Engine}}

@@ -1,0 +1,5 @@
+SELECT sku, title, brand, available
+FROM `{{.Table}}_catalog`
+WHERE title_folded LIKE ?
+ORDER BY title_folded, sku
+LIMIT ?, ?
