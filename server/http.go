@@ -36,6 +36,7 @@ func (s *Server) routes() []route {
 		{path: "/v1/release", methods: map[string]func(http.ResponseWriter, *http.Request){"POST": s.httpRelease}},
 		{path: "/v1/stock", methods: map[string]func(http.ResponseWriter, *http.Request){"PUT": s.httpStockSet, "GET": s.httpStockGet}},
 		{path: "/v1/available", methods: map[string]func(http.ResponseWriter, *http.Request){"GET": s.httpAvailable}},
+		{path: "/v1/changes", methods: map[string]func(http.ResponseWriter, *http.Request){"GET": s.httpChanges}},
 		{path: "/metrics", methods: map[string]func(http.ResponseWriter, *http.Request){"GET": s.httpMetrics}},
 		{path: "/healthz", methods: map[string]func(http.ResponseWriter, *http.Request){"GET": s.httpHealth}, open: true},
 		{path: "/openapi.json", methods: map[string]func(http.ResponseWriter, *http.Request){"GET": s.httpOpenAPI}, open: true},

@@ -310,6 +310,8 @@ func (c *respConn) command(args [][]byte) {
 		c.hello(args)
 	case resp.NameClient:
 		c.client(args)
+	case resp.NameChanges:
+		c.changes(args)
 	default:
 		c.s.metrics.commandErrors.Add(1)
 		c.err("unknown command '" + printable(args[0]) + "' (commands: CAPTURE, RELEASE, STOCK.SET, STOCK.GET, AVAILABLE, PING, ECHO, QUIT, HELLO, CLIENT, COMMAND, AUTH)")

@@ -37,6 +37,7 @@ type Server struct {
 	shutdown chan struct{}
 
 	metrics metrics
+	changes changesFeed // the change stream, made on first use (changes.go)
 }
 
 // New validates cfg and binds its addresses. The server does not accept

@@ -21,6 +21,7 @@ const (
 	NameCommand
 	NameAuth
 	NameEcho
+	NameChanges
 )
 
 // spec is one row of the command table.
@@ -46,6 +47,7 @@ var specs = [...]spec{
 	{NameAuth, "AUTH", 0, "AUTH [<user>] <password>", 0},
 	// redis-cli --pipe ends a bulk load with ECHO <marker> and waits for it.
 	{NameEcho, "ECHO", 2, "ECHO <message>", 0},
+	{NameChanges, "CHANGES", 0, "CHANGES <after-seq> [COUNT n] [BLOCK ms]", 0},
 }
 
 // Lookup returns the command named by word, ignoring ASCII case. It does

@@ -1,0 +1,129 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"allot/changes"
+	"allot/journal"
+)
+
+// SSE stream bounds.
+const (
+	// sseBatchMax is the most events read per wake-up.
+	sseBatchMax = 1000
+	// sseKeepalive is how often an idle stream sends a comment line, so
+	// that a client (or a proxy) behind it notices a dead connection.
+	sseKeepalive = 15 * time.Second
+	// sseWriteTimeout bounds each write to a slow client.
+	sseWriteTimeout = 30 * time.Second
+)
+
+type trimmedBody struct {
+	Error  string `json:"error"`
+	Oldest uint64 `json:"oldest"`
+}
+
+// httpChanges serves GET /v1/changes?after=<seq> as server-sent events:
+// one event per change, "id:" the seq, "data:" the JSON, until the client
+// goes or the server shuts down. A reconnecting EventSource sends
+// Last-Event-ID, which is used when after is not given.
+func (s *Server) httpChanges(w http.ResponseWriter, r *http.Request) {
+	q, detail := s.query(r, "after")
+	if detail != "" {
+		s.badRequest(w, detail)
+		return
+	}
+	var after uint64
+	raw, ok := q["after"]
+	if !ok {
+		raw, ok = r.Header.Get("Last-Event-ID"), r.Header.Get("Last-Event-ID") != ""
+	}
+	if ok {
+		if after, ok = changes.ParseAfter(raw); !ok {
+			s.badRequest(w, "after must be an integer from 0 to 9223372036854775807")
+			return
+		}
+	}
+	feed := s.changeFeed()
+	durable := s.engine.DurableLSN()
+	if after > durable {
+		s.badRequest(w, (&changes.FutureError{After: after, Newest: durable}).Error())
+		return
+	}
+	fol, err := feed.Take(after, durable)
+	if err != nil {
+		var te *journal.TrimmedError
+		if errors.As(err, &te) {
+			writeJSON(w, http.StatusGone, trimmedBody{Error: "trimmed", Oldest: te.Oldest})
+			return
+		}
+		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "internal", Detail: "change stream: " + err.Error()})
+		return
+	}
+	defer fol.Close()
+	ctx, cancel := s.shutdownContext(r.Context())
+	defer cancel()
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	var buf []byte
+	flush := func() bool {
+		rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+		if _, err := w.Write(buf); err != nil {
+			return false
+		}
+		buf = buf[:0]
+		return rc.Flush() == nil
+	}
+	if !flush() {
+		return
+	}
+	for {
+		limit := s.engine.DurableLSN()
+		for n := 0; n < sseBatchMax; n++ {
+			ev, ok, err := fol.Next(limit)
+			if err != nil {
+				// Mid-stream there is no status to send: an event named
+				// error carries it, and the stream ends.
+				buf = append(buf, "event: error\ndata: "...)
+				buf = strconv.AppendQuote(buf, err.Error())
+				buf = append(buf, "\n\n"...)
+				flush()
+				return
+			}
+			if !ok {
+				break
+			}
+			buf = append(buf, "id: "...)
+			buf = strconv.AppendUint(buf, ev.Seq, 10)
+			buf = append(buf, "\ndata: "...)
+			buf = ev.AppendJSON(buf)
+			buf = append(buf, "\n\n"...)
+		}
+		if len(buf) > 0 {
+			if !flush() {
+				return
+			}
+			continue
+		}
+		wait, cancelWait := context.WithTimeout(ctx, sseKeepalive)
+		s.engine.WaitDurable(wait, fol.Pos())
+		cancelWait()
+		if ctx.Err() != nil {
+			return
+		}
+		if s.engine.DurableLSN() == fol.Pos() {
+			buf = append(buf, ": keepalive\n\n"...)
+			if !flush() {
+				return
+			}
+		}
+	}
+}
