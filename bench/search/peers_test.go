@@ -10,6 +10,7 @@ import (
 	_ "allot/store/mysql"
 	_ "allot/store/postgres"
 	_ "allot/store/redis"
+	_ "allot/store/tarantool"
 )
 
 // Every peer answers the workload exactly as the reference does: the same
@@ -17,19 +18,27 @@ import (
 // the project's own server (CI=true makes a missing server a failure).
 func TestPeers(t *testing.T) {
 	w := workloadOf(t, 20000, 2000)
+	// The published procedure scans: a smaller catalog keeps it quick.
+	small := workloadOf(t, 4000, 1000)
 	for _, c := range []struct{ store, server string }{
 		{"redis", "redis"},
 		{"postgres", "postgres"},
 		{"mysql", "mariadb"},
+		{"tarantool", "tarantool"},
+		{"naive-tarantool-search", "tarantool"},
 	} {
 		t.Run(c.store, func(t *testing.T) {
-			servicestest.Require(t, c.server)
+			servicestest.RequireDurability(t, c.server, store.DurabilityFsync)
 			ctx := context.Background()
-			st, err := store.Open(ctx, c.store, store.Config{Durability: store.DurabilityWrite, Workers: 4})
+			st, err := store.Open(ctx, c.store, store.Config{Durability: store.DurabilityFsync, Workers: 4})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer st.Close()
+			w := w
+			if c.store == "naive-tarantool-search" {
+				w = small
+			}
 			res, err := Run(ctx, w, Options{}, bench.RunConfig{Workers: 4, Store: c.store}, st)
 			if err != nil {
 				t.Fatal(err)
