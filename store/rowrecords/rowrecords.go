@@ -83,13 +83,13 @@ type Space struct {
 	admin   Ops
 
 	mu   sync.Mutex
-	keys []string // loaded and inserted, what Records reads back
+	keys map[string]struct{} // loaded and written: what Records reads back
 }
 
 // NewSpace returns a space whose sessions come from open; admin serves
 // Load and Records.
 func NewSpace(setting string, admin Ops, open func(ctx context.Context) (Ops, error)) *Space {
-	return &Space{setting: setting, admin: admin, open: open}
+	return &Space{setting: setting, admin: admin, open: open, keys: map[string]struct{}{}}
 }
 
 func (s *Space) Info() store.RWInfo { return store.RWInfo{Setting: s.setting} }
@@ -115,18 +115,14 @@ func (s *Space) Load(ctx context.Context, recs []store.RWRecord) error {
 			}
 		}
 	}
-	s.mu.Lock()
-	for _, r := range recs {
-		s.keys = append(s.keys, r.Key)
-	}
-	s.mu.Unlock()
+	s.remember(recs)
 	return nil
 }
 
 func (s *Space) remember(recs []store.RWRecord) {
 	s.mu.Lock()
 	for _, r := range recs {
-		s.keys = append(s.keys, r.Key)
+		s.keys[r.Key] = struct{}{}
 	}
 	s.mu.Unlock()
 }
@@ -134,19 +130,18 @@ func (s *Space) remember(recs []store.RWRecord) {
 // Records reads back every record loaded or written through this space.
 func (s *Space) Records(ctx context.Context) ([]store.RWRecord, error) {
 	s.mu.Lock()
-	keys := append([]string(nil), s.keys...)
+	keys := make([]string, 0, len(s.keys))
+	for k := range s.keys {
+		keys = append(keys, k)
+	}
 	s.mu.Unlock()
-	seen := make(map[string]bool, len(keys))
 	out := make([]store.RWRecord, 0, len(keys))
 	ops := make([]inventory.Op, 0, chunk)
 	results := make([]inventory.Result, chunk)
 	for i := 0; i < len(keys); i += chunk {
 		ops = ops[:0]
 		for _, k := range keys[i:min(i+chunk, len(keys))] {
-			if !seen[k] {
-				seen[k] = true
-				ops = append(ops, inventory.Get(Key(k)))
-			}
+			ops = append(ops, inventory.Get(Key(k)))
 		}
 		if err := s.admin.Pipeline(ctx, ops, results); err != nil {
 			return nil, err
@@ -271,6 +266,7 @@ func (se *Session) PipelineWrite(ctx context.Context, recs []store.RWRecord) err
 			return outcome("write "+recs[i].Key, se.results[i])
 		}
 	}
+	se.space.remember(recs)
 	return nil
 }
 

@@ -334,6 +334,12 @@ func RunRecords(t *testing.T, open RecordsOpener, caps RecordsCaps) {
 		if found[len(recs)] {
 			t.Error("an absent key was found")
 		}
+		// What a pipeline wrote is read back like any write.
+		want := map[string]int64{}
+		for _, r := range recs {
+			want[r.Key] = r.Value
+		}
+		wantRecords(t, sp, want)
 	})
 }
 
