@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"path"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"allot/inventory"
@@ -217,6 +219,9 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	lock, err := cfg.FS.Lock(path.Join(cfg.Dir, "LOCK"))
 	if err != nil {
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+			return nil, fmt.Errorf("engine: data directory %s is not writable: %w", cfg.Dir, err)
+		}
 		return nil, fmt.Errorf("engine: data directory %s is in use: %w", cfg.Dir, err)
 	}
 	start := time.Now()

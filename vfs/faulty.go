@@ -19,6 +19,7 @@ type Faulty struct {
 	written       int64
 	writeBytesMax int64 // 0: no limit
 	syncFail      bool
+	createFail    bool
 }
 
 var _ FS = (*Faulty)(nil)
@@ -40,6 +41,14 @@ func (f *Faulty) FailSyncs(fail bool) {
 	f.mu.Unlock()
 }
 
+// FailCreates makes every Create fail (or succeed again with false), as a
+// full or read-only directory does.
+func (f *Faulty) FailCreates(fail bool) {
+	f.mu.Lock()
+	f.createFail = fail
+	f.mu.Unlock()
+}
+
 func (f *Faulty) wrap(file File, err error) (File, error) {
 	if err != nil {
 		return nil, err
@@ -47,7 +56,15 @@ func (f *Faulty) wrap(file File, err error) (File, error) {
 	return &faultyFile{File: file, fs: f}, nil
 }
 
-func (f *Faulty) Create(name string) (File, error)     { return f.wrap(f.FS.Create(name)) }
+func (f *Faulty) Create(name string) (File, error) {
+	f.mu.Lock()
+	fail := f.createFail
+	f.mu.Unlock()
+	if fail {
+		return nil, ErrInjected
+	}
+	return f.wrap(f.FS.Create(name))
+}
 func (f *Faulty) OpenAppend(name string) (File, error) { return f.wrap(f.FS.OpenAppend(name)) }
 func (f *Faulty) Open(name string) (File, error)       { return f.wrap(f.FS.Open(name)) }
 func (f *Faulty) Remove(name string) error             { return f.FS.Remove(name) }

@@ -26,6 +26,15 @@ type File interface {
 	Size() (int64, error)
 }
 
+// UnlinkChecker is an optional File capability: Unlinked reports whether
+// the open file has lost its last name (it, or its directory, was
+// removed). The journal asks after each fdatasync, because a segment
+// removed under a running engine takes writes and syncs without error
+// while none of it will be there after a restart.
+type UnlinkChecker interface {
+	Unlinked() (bool, error)
+}
+
 // FS is the file system. Names are paths; the journal keeps all its files
 // in one directory.
 type FS interface {
