@@ -142,7 +142,7 @@ func (s fakeStore) Rows(context.Context) ([]inventory.Row, error) {
 }
 
 func (s fakeStore) Session(context.Context) (store.Session, error) { return s, nil }
-func (s fakeStore) Close() error                                  { return nil }
+func (s fakeStore) Close() error                                   { return nil }
 
 func (s fakeStore) Capture(_ context.Context, g inventory.GroupKey, n int64, lines []inventory.Line) (inventory.Result, error) {
 	f := s.f
