@@ -155,7 +155,7 @@ func (rd *batchReader) run(b *Batcher) {
 				if c.ping {
 					rerr = rd.cn.readPong()
 				} else {
-					rerr = rd.cn.readResult(c.op.Kind, &res)
+					rerr = rd.cn.readResult(&c.op, &res)
 				}
 				if rerr != nil {
 					err = fmt.Errorf("client: %s: %w", b.client.cfg.Addr, rerr)

@@ -67,10 +67,25 @@ var ErrConnect = errors.New("client: cannot connect")
 // the server refused the client (NOAUTH, WRONGPASS, max number of clients)
 // or the request (an -ERR to a non-op command).
 type ServerError struct {
-	Msg string // the reply without its leading '-'
+	Msg   string // the reply without its leading '-'
+	class error  // ErrUnavailable or ErrOutcomeUnknown for those replies
 }
 
 func (e *ServerError) Error() string { return "client: server said: " + e.Msg }
+
+// Unwrap returns the outcome class of an -UNAVAILABLE or -UNKNOWN reply.
+func (e *ServerError) Unwrap() error { return e.class }
+
+// Outcome classes (DESIGN.md "Outcome classes"), matched with errors.Is:
+var (
+	// ErrUnavailable: the server refused the request without applying it
+	// (-UNAVAILABLE): retrying, here or elsewhere, is safe.
+	ErrUnavailable = errors.New("client: unavailable (not applied)")
+	// ErrOutcomeUnknown: the request may or may not have been applied
+	// (-UNKNOWN, or the connection broke after the request was sent):
+	// retry only with the same idempotency key.
+	ErrOutcomeUnknown = errors.New("client: outcome unknown")
+)
 
 // Client is a pool of connections to one server.
 type Client struct {
@@ -181,12 +196,55 @@ func (c *Client) with(ctx context.Context, fn func(*Conn) error) error {
 
 // Do runs one op on a pooled connection. lines is the buffer for a
 // capture's allocation.
+//
+// Retries: a request the server refused (-UNAVAILABLE: never applied) is
+// retried up to RetriesMax times with a growing pause; one whose outcome is
+// unknown (-UNKNOWN, or a connection lost after it was sent) is retried the
+// same way only when repeating it cannot apply it twice: it carries an
+// idempotency key, or it is a hold, confirm or cancel (idempotent by their
+// hold id), or a read. Anything else is returned to the caller.
 func (c *Client) Do(ctx context.Context, op inventory.Op, lines []inventory.Line) (res inventory.Result, err error) {
-	err = c.with(ctx, func(cn *Conn) error {
-		res, err = cn.Do(ctx, op, lines)
-		return err
-	})
-	return res, err
+	for attempt := 0; ; attempt++ {
+		err = c.with(ctx, func(cn *Conn) error {
+			res, err = cn.Do(ctx, op, lines)
+			return err
+		})
+		if err == nil || attempt >= RetriesMax || ctx.Err() != nil || !retryable(&op, err) {
+			return res, err
+		}
+		select {
+		case <-ctx.Done():
+			return res, err
+		case <-time.After(time.Duration(attempt+1) * RetryPause):
+		}
+	}
+}
+
+// Retry bounds of Client.Do.
+const (
+	RetriesMax = 3
+	RetryPause = 20 * time.Millisecond
+)
+
+// retryable reports whether op may be sent again after err.
+func retryable(op *inventory.Op, err error) bool {
+	if errors.Is(err, ErrUnavailable) {
+		return true
+	}
+	if errors.Is(err, ErrConnect) {
+		return true // never sent
+	}
+	var se *ServerError
+	unknown := errors.Is(err, ErrOutcomeUnknown) || !errors.As(err, &se)
+	if !unknown {
+		return false
+	}
+	switch op.Kind {
+	case inventory.KindHold, inventory.KindConfirm, inventory.KindCancel,
+		inventory.KindGet, inventory.KindAvailable, inventory.KindHoldGet:
+		return true
+	}
+	return op.IdempotencyKey != ""
 }
 
 // Capture takes n units of group g.

@@ -183,7 +183,7 @@ func (cn *Conn) Do(ctx context.Context, op inventory.Op, lines []inventory.Line)
 		return inventory.Result{}, cn.fail(ctx, err)
 	}
 	res := inventory.Result{Lines: lines[:0]}
-	if err := cn.readResult(op.Kind, &res); err != nil {
+	if err := cn.readResult(&op, &res); err != nil {
 		return inventory.Result{}, cn.fail(ctx, err)
 	}
 	return res, nil
@@ -236,7 +236,7 @@ func (cn *Conn) Pipeline(ctx context.Context, ops []inventory.Op, results []inve
 	for i := range ops {
 		r := &results[i]
 		*r = inventory.Result{Lines: r.Lines[:0]}
-		if err := cn.readResult(ops[i].Kind, r); err != nil {
+		if err := cn.readResult(&ops[i], r); err != nil {
 			return cn.fail(ctx, err)
 		}
 	}
@@ -499,9 +499,10 @@ func (cn *Conn) integer(cmd string) (int64, error) {
 	return v, nil
 }
 
-// readResult reads the reply to an op of kind k into r. r.Lines is the
-// buffer for a capture's lines.
-func (cn *Conn) readResult(k inventory.Kind, r *inventory.Result) error {
+// readResult reads the reply to op into r. r.Lines is the buffer for a
+// capture's lines.
+func (cn *Conn) readResult(op *inventory.Op, r *inventory.Result) error {
+	k := op.Kind
 	line, err := cn.line()
 	if err != nil {
 		return err
@@ -510,9 +511,11 @@ func (cn *Conn) readResult(k inventory.Kind, r *inventory.Result) error {
 		return unexpected(k.String(), line)
 	}
 	if line[0] == '-' {
-		return errorResult(k, line[1:], r)
+		return errorResult(op, line[1:], r)
 	}
 	switch k {
+	case inventory.KindHold, inventory.KindOrder, inventory.KindHoldGet, inventory.KindConfirm, inventory.KindCancel:
+		return cn.readCheckout(op, line, r)
 	case inventory.KindCapture:
 		n, ok := header(line, '*')
 		if !ok || n < 1 {
@@ -579,20 +582,48 @@ func (cn *Conn) readResult(k inventory.Kind, r *inventory.Result) error {
 	return nil
 }
 
-// errorResult maps an error reply to an op's outcome: the three error
-// words of the contract are results; any other is an operational error.
-func errorResult(k inventory.Kind, msg []byte, r *inventory.Result) error {
+// errorResult maps an error reply to an op's outcome: the business error
+// words of the contract are results; UNAVAILABLE and UNKNOWN are the
+// errors of their outcome class; any other is an operational error.
+func errorResult(op *inventory.Op, msg []byte, r *inventory.Result) error {
+	k := op.Kind
 	switch {
-	case hasPrefix(msg, "INSUFFICIENT available "):
+	case hasPrefix(msg, "INSUFFICIENT available ") && k == inventory.KindCapture:
 		v, ok := parseInt(msg[len("INSUFFICIENT available "):])
-		if !ok || k != inventory.KindCapture {
+		if !ok {
 			return unexpected(k.String(), msg)
 		}
 		r.Code, r.Available, r.Lines = inventory.CodeInsufficient, v, r.Lines[:0]
-	case string(msg) == "NOTFOUND no such row":
+	case hasPrefix(msg, "INSUFFICIENT ") && (k == inventory.KindHold || k == inventory.KindOrder):
+		// Identifiers may hold spaces: find the line whose group the
+		// message names, rather than splitting it.
+		for i := range op.Lines {
+			g := op.Lines[i].Group
+			p := "INSUFFICIENT " + g.SKU + " " + g.Condition + " " + g.Source + " available "
+			if hasPrefix(msg, p) {
+				if v, ok := parseInt(msg[len(p):]); ok {
+					r.Code, r.ShortLine, r.Available = inventory.CodeInsufficient, i, v
+					return nil
+				}
+			}
+		}
+		return unexpected(k.String(), msg)
+	case string(msg) == "NOTFOUND no such row" || hasPrefix(msg, "NOTFOUND no such hold"):
 		r.Code = inventory.CodeNotFound
+	case hasPrefix(msg, "EXPIRED "):
+		r.Code = inventory.CodeExpired
+	case hasPrefix(msg, "CANCELLED "):
+		r.Code = inventory.CodeCancelled
+	case hasPrefix(msg, "CONFIRMED "):
+		r.Code = inventory.CodeConfirmed
+	case hasPrefix(msg, "MISMATCH "):
+		r.Code, r.Detail = inventory.CodeMismatch, string(msg[len("MISMATCH "):])
 	case hasPrefix(msg, "ERR "):
 		r.Code, r.Detail = inventory.CodeInvalid, string(msg[len("ERR "):])
+	case hasPrefix(msg, "UNAVAILABLE"):
+		return &ServerError{Msg: string(msg), class: ErrUnavailable}
+	case hasPrefix(msg, "UNKNOWN"):
+		return &ServerError{Msg: string(msg), class: ErrOutcomeUnknown}
 	default:
 		return &ServerError{Msg: string(msg)}
 	}
@@ -632,31 +663,39 @@ func appendBulkInt(b []byte, v int64) []byte {
 	return append(b, '\r', '\n')
 }
 
-// appendOp encodes op as its contract command without allocating.
+// appendOp encodes op as its contract command without allocating (an op
+// with an idempotency key gets its trailing ID <key>).
 func appendOp(b []byte, op *inventory.Op) []byte {
 	k := &op.Key
+	id := 0
+	if op.IdempotencyKey != "" {
+		id = 2
+	}
 	switch op.Kind {
 	case inventory.KindCapture:
-		b = append(b, "*5\r\n$7\r\nCAPTURE\r\n"...)
+		b = appendArrayHeader(b, 5+id)
+		b = append(b, "$7\r\nCAPTURE\r\n"...)
 		b = appendBulk(b, k.SKU)
 		b = appendBulk(b, k.Condition)
 		b = appendBulk(b, k.Source)
-		return appendBulkInt(b, op.N)
+		b = appendBulkInt(b, op.N)
 	case inventory.KindRelease:
-		b = append(b, "*6\r\n$7\r\nRELEASE\r\n"...)
-		b = appendBulk(b, k.SKU)
-		b = appendBulk(b, k.Warehouse)
-		b = appendBulk(b, k.Condition)
-		b = appendBulk(b, k.Source)
-		return appendBulkInt(b, op.N)
-	case inventory.KindStock:
-		b = append(b, "*7\r\n$9\r\nSTOCK.SET\r\n"...)
+		b = appendArrayHeader(b, 6+id)
+		b = append(b, "$7\r\nRELEASE\r\n"...)
 		b = appendBulk(b, k.SKU)
 		b = appendBulk(b, k.Warehouse)
 		b = appendBulk(b, k.Condition)
 		b = appendBulk(b, k.Source)
 		b = appendBulkInt(b, op.N)
-		return appendBulkInt(b, op.Price)
+	case inventory.KindStock:
+		b = appendArrayHeader(b, 7+id)
+		b = append(b, "$9\r\nSTOCK.SET\r\n"...)
+		b = appendBulk(b, k.SKU)
+		b = appendBulk(b, k.Warehouse)
+		b = appendBulk(b, k.Condition)
+		b = appendBulk(b, k.Source)
+		b = appendBulkInt(b, op.N)
+		b = appendBulkInt(b, op.Price)
 	case inventory.KindGet:
 		b = append(b, "*5\r\n$9\r\nSTOCK.GET\r\n"...)
 		b = appendBulk(b, k.SKU)
@@ -668,8 +707,50 @@ func appendOp(b []byte, op *inventory.Op) []byte {
 		b = appendBulk(b, k.SKU)
 		b = appendBulk(b, k.Condition)
 		return appendBulk(b, k.Source)
+	case inventory.KindHold:
+		b = appendArrayHeader(b, 3+4*len(op.Lines))
+		b = append(b, "$4\r\nHOLD\r\n"...)
+		b = appendBulk(b, op.Hold)
+		b = appendBulkInt(b, op.TTL)
+		return appendDemand(b, op.Lines)
+	case inventory.KindOrder:
+		b = appendArrayHeader(b, 1+4*len(op.Lines)+id)
+		b = append(b, "$5\r\nORDER\r\n"...)
+		b = appendDemand(b, op.Lines)
+	case inventory.KindConfirm:
+		b = append(b, "*2\r\n$7\r\nCONFIRM\r\n"...)
+		return appendBulk(b, op.Hold)
+	case inventory.KindCancel:
+		b = append(b, "*2\r\n$6\r\nCANCEL\r\n"...)
+		return appendBulk(b, op.Hold)
+	case inventory.KindHoldGet:
+		b = append(b, "*2\r\n$8\r\nHOLD.GET\r\n"...)
+		return appendBulk(b, op.Hold)
+	default:
+		// An unknown kind gets a command the server refuses with -ERR, so
+		// the reply stream stays in step.
+		return append(b, "*1\r\n$10\r\nUNKNOWN.OP\r\n"...)
 	}
-	// An unknown kind gets a command the server refuses with -ERR, so the
-	// reply stream stays in step.
-	return append(b, "*1\r\n$10\r\nUNKNOWN.OP\r\n"...)
+	if id != 0 {
+		b = append(b, "$2\r\nID\r\n"...)
+		b = appendBulk(b, op.IdempotencyKey)
+	}
+	return b
+}
+
+func appendArrayHeader(b []byte, n int) []byte {
+	b = append(b, '*')
+	b = strconv.AppendInt(b, int64(n), 10)
+	return append(b, '\r', '\n')
+}
+
+func appendDemand(b []byte, lines []inventory.Demand) []byte {
+	for i := range lines {
+		l := &lines[i]
+		b = appendBulk(b, l.Group.SKU)
+		b = appendBulk(b, l.Group.Condition)
+		b = appendBulk(b, l.Group.Source)
+		b = appendBulkInt(b, l.N)
+	}
+	return b
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"allot/engine"
 	"allot/inventory"
 )
 
@@ -37,6 +38,9 @@ func (s *Server) routes() []route {
 		{path: "/v1/stock", methods: map[string]func(http.ResponseWriter, *http.Request){"PUT": s.httpStockSet, "GET": s.httpStockGet}},
 		{path: "/v1/available", methods: map[string]func(http.ResponseWriter, *http.Request){"GET": s.httpAvailable}},
 		{path: "/v1/changes", methods: map[string]func(http.ResponseWriter, *http.Request){"GET": s.httpChanges}},
+		{path: "/v1/holds", methods: map[string]func(http.ResponseWriter, *http.Request){"POST": s.httpHoldCreate}},
+		{path: "/v1/holds/", methods: map[string]func(http.ResponseWriter, *http.Request){"GET": s.httpHoldItem, "POST": s.httpHoldItem}},
+		{path: "/v1/orders", methods: map[string]func(http.ResponseWriter, *http.Request){"POST": s.httpOrder}},
 		{path: "/metrics", methods: map[string]func(http.ResponseWriter, *http.Request){"GET": s.httpMetrics}},
 		{path: "/healthz", methods: map[string]func(http.ResponseWriter, *http.Request){"GET": s.httpHealth}, open: true},
 		{path: "/openapi.json", methods: map[string]func(http.ResponseWriter, *http.Request){"GET": s.httpOpenAPI}, open: true},
@@ -54,6 +58,9 @@ func (s *Server) httpHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.metrics.httpRequests.Add(1)
 		rt, ok := byPath[r.URL.Path]
+		if !ok && strings.HasPrefix(r.URL.Path, "/v1/holds/") {
+			rt, ok = byPath["/v1/holds/"]
+		}
 		if !ok {
 			writeJSON(w, http.StatusNotFound, errorBody{Error: "not_found", Detail: "no endpoint " + r.URL.Path})
 			return
@@ -69,7 +76,7 @@ func (s *Server) httpHandler() http.Handler {
 			}
 			slices.Sort(allowed)
 			w.Header().Set("Allow", strings.Join(allowed, ", "))
-			writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "method_not_allowed", Detail: r.Method + " " + rt.path + ": allowed " + strings.Join(allowed, ", ")})
+			writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "method_not_allowed", Detail: r.Method + " " + r.URL.Path + ": allowed " + strings.Join(allowed, ", ")})
 			return
 		}
 		if !rt.open && !s.bearerOK(r) {
@@ -168,7 +175,11 @@ func (s *Server) doOp(w http.ResponseWriter, start time.Time, op inventory.Op, o
 	res, err := s.engine.Do(op, nil)
 	if err != nil {
 		t.add(op.Kind, resultError)
-		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "unavailable", Detail: err.Error()})
+		if errors.Is(err, engine.ErrOutcomeUnknown) {
+			writeJSON(w, http.StatusServiceUnavailable, outcomeBody{Error: "unknown_outcome", Applied: "unknown", Detail: err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusServiceUnavailable, outcomeBody{Error: "unavailable", Applied: false, Detail: err.Error()})
 		return
 	}
 	t.add(op.Kind, resultOf(res.Code))
@@ -176,9 +187,18 @@ func (s *Server) doOp(w http.ResponseWriter, start time.Time, op inventory.Op, o
 	case inventory.CodeOK:
 		ok(res)
 	case inventory.CodeInsufficient:
+		if (op.Kind == inventory.KindHold || op.Kind == inventory.KindOrder) && res.ShortLine < len(op.Lines) {
+			g := op.Lines[res.ShortLine].Group
+			writeJSON(w, http.StatusConflict, insufficientLineBody{Error: "insufficient", SKU: g.SKU, Condition: g.Condition, Source: g.Source, Available: res.Available})
+			return
+		}
 		writeJSON(w, http.StatusConflict, errorBody{Error: "insufficient", Available: &res.Available})
 	case inventory.CodeNotFound:
 		writeJSON(w, http.StatusNotFound, errorBody{Error: "not_found"})
+	case inventory.CodeMismatch:
+		writeJSON(w, http.StatusConflict, errorBody{Error: "mismatch", Detail: res.Detail})
+	case inventory.CodeExpired, inventory.CodeCancelled, inventory.CodeConfirmed:
+		writeJSON(w, http.StatusConflict, errorBody{Error: res.Code.String()})
 	default:
 		s.metrics.httpBadRequests.Add(1)
 		writeJSON(w, http.StatusBadRequest, errorBody{Error: "invalid", Detail: res.Detail})
@@ -191,6 +211,9 @@ func (s *Server) bodyOp(w http.ResponseWriter, r *http.Request, kind inventory.K
 	body, detail := s.readBody(w, r)
 	if detail == "" {
 		detail = decodeOpBody(kind, body, op)
+	}
+	if detail == "" {
+		detail = idempotencyKey(r, op)
 	}
 	if detail != "" {
 		var t opTally

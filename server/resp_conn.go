@@ -2,8 +2,10 @@ package server
 
 import (
 	"crypto/subtle"
+	"errors"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"allot/engine"
@@ -195,10 +197,10 @@ func (c *respConn) reply() {
 		}
 		r := sl.req
 		if err := r.Wait(); err != nil {
-			c.out = resp.AppendErr(c.out, err.Error())
+			c.out = appendEngineError(c.out, err)
 			c.tally.add(sl.kind, resultError)
 		} else {
-			c.out = resp.AppendResult(c.out, sl.kind, &r.Result)
+			c.out = resp.AppendResult(c.out, &r.Op, &r.Result)
 			c.tally.add(sl.kind, resultOf(r.Result.Code))
 		}
 		if r == c.traced {
@@ -314,7 +316,7 @@ func (c *respConn) command(args [][]byte) {
 		c.changes(args)
 	default:
 		c.s.metrics.commandErrors.Add(1)
-		c.err("unknown command '" + printable(args[0]) + "' (commands: CAPTURE, RELEASE, STOCK.SET, STOCK.GET, AVAILABLE, PING, ECHO, QUIT, HELLO, CLIENT, COMMAND, AUTH)")
+		c.err("unknown command '" + printable(args[0]) + "' (commands: " + commandList + ")")
 	}
 }
 
@@ -348,6 +350,22 @@ func (c *respConn) op(name resp.Name, k inventory.Kind, args [][]byte) {
 		return
 	}
 	c.slots = append(c.slots, slot{req: r, kind: k})
+}
+
+// commandList is every command word, for the unknown-command error.
+var commandList = strings.Join(resp.Words(), ", ")
+
+// appendEngineError appends the outcome class of an engine error (DESIGN.md
+// "Outcome classes"): -UNAVAILABLE when the request was refused and never
+// applied, -UNKNOWN when it was applied but may not be durable.
+func appendEngineError(b []byte, err error) []byte {
+	switch {
+	case errors.Is(err, engine.ErrOutcomeUnknown):
+		return resp.AppendError(b, "UNKNOWN "+err.Error())
+	case errors.Is(err, engine.ErrUnavailable):
+		return resp.AppendError(b, "UNAVAILABLE "+err.Error())
+	}
+	return resp.AppendErr(b, err.Error())
 }
 
 // checkPassword compares in constant time. With no password configured the

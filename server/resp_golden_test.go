@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"allot/server"
 	"allot/server/servertest"
@@ -88,7 +89,7 @@ func TestRESPGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			steps, trailer := parseRESPGolden(t, string(text))
-			s := servertest.Start(t, servertest.Options{NoHTTP: true, Config: cfg})
+			s := servertest.Start(t, servertest.Options{NoHTTP: true, Config: cfg, Clock: servertest.FixedClock{At: time.UnixMilli(1_700_000_000_000)}})
 			w := dialWire(t, s.RESPAddr())
 			g := &golden{t: t, path: path}
 			for _, st := range steps {

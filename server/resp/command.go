@@ -21,6 +21,11 @@ const (
 	NameCommand
 	NameAuth
 	NameEcho
+	NameHold
+	NameConfirm
+	NameCancel
+	NameHoldGet
+	NameOrder
 	NameChanges
 )
 
@@ -28,26 +33,43 @@ const (
 type spec struct {
 	name  Name
 	word  string // upper case, as in the contract
-	arity int    // exact number of arguments, the name included; 0 = checked by the server
+	arity int    // exact number of arguments, the name included; 0 = checked by the server or the op's decoder
 	usage string
 	kind  inventory.Kind // for op commands; 0 otherwise
+	// keyed: the command takes a trailing "ID <key>" (two more arguments).
+	keyed bool
 }
 
 var specs = [...]spec{
-	{NameCapture, "CAPTURE", 5, "CAPTURE <sku> <condition> <source> <n>", inventory.KindCapture},
-	{NameRelease, "RELEASE", 6, "RELEASE <sku> <warehouse> <condition> <source> <n>", inventory.KindRelease},
-	{NameStockSet, "STOCK.SET", 7, "STOCK.SET <sku> <warehouse> <condition> <source> <count> <price>", inventory.KindStock},
-	{NameStockGet, "STOCK.GET", 5, "STOCK.GET <sku> <warehouse> <condition> <source>", inventory.KindGet},
-	{NameAvailable, "AVAILABLE", 4, "AVAILABLE <sku> <condition> <source>", inventory.KindAvailable},
-	{NamePing, "PING", 0, "PING [message]", 0},
-	{NameQuit, "QUIT", 0, "QUIT", 0},
-	{NameHello, "HELLO", 0, "HELLO [2 [AUTH <user> <password>] [SETNAME <name>]]", 0},
-	{NameClient, "CLIENT", 0, "CLIENT SETNAME <name> | GETNAME | SETINFO <attr> <value> | ID", 0},
-	{NameCommand, "COMMAND", 0, "COMMAND [...]", 0},
-	{NameAuth, "AUTH", 0, "AUTH [<user>] <password>", 0},
+	{NameCapture, "CAPTURE", 5, "CAPTURE <sku> <condition> <source> <n> [ID <key>]", inventory.KindCapture, true},
+	{NameRelease, "RELEASE", 6, "RELEASE <sku> <warehouse> <condition> <source> <n> [ID <key>]", inventory.KindRelease, true},
+	{NameStockSet, "STOCK.SET", 7, "STOCK.SET <sku> <warehouse> <condition> <source> <count> <price> [ID <key>]", inventory.KindStock, true},
+	{NameStockGet, "STOCK.GET", 5, "STOCK.GET <sku> <warehouse> <condition> <source>", inventory.KindGet, false},
+	{NameAvailable, "AVAILABLE", 4, "AVAILABLE <sku> <condition> <source>", inventory.KindAvailable, false},
+	{NameHold, "HOLD", 0, "HOLD <hold> <ttl-ms> <sku> <condition> <source> <n> [<sku> <condition> <source> <n> ...]", inventory.KindHold, false},
+	{NameConfirm, "CONFIRM", 2, "CONFIRM <hold>", inventory.KindConfirm, false},
+	{NameCancel, "CANCEL", 2, "CANCEL <hold>", inventory.KindCancel, false},
+	{NameHoldGet, "HOLD.GET", 2, "HOLD.GET <hold>", inventory.KindHoldGet, false},
+	{NameOrder, "ORDER", 0, "ORDER <sku> <condition> <source> <n> [<sku> <condition> <source> <n> ...] [ID <key>]", inventory.KindOrder, true},
+	{NamePing, "PING", 0, "PING [message]", 0, false},
+	{NameQuit, "QUIT", 0, "QUIT", 0, false},
+	{NameHello, "HELLO", 0, "HELLO [2 [AUTH <user> <password>] [SETNAME <name>]]", 0, false},
+	{NameClient, "CLIENT", 0, "CLIENT SETNAME <name> | GETNAME | SETINFO <attr> <value> | ID", 0, false},
+	{NameCommand, "COMMAND", 0, "COMMAND [...]", 0, false},
+	{NameAuth, "AUTH", 0, "AUTH [<user>] <password>", 0, false},
 	// redis-cli --pipe ends a bulk load with ECHO <marker> and waits for it.
-	{NameEcho, "ECHO", 2, "ECHO <message>", 0},
-	{NameChanges, "CHANGES", 0, "CHANGES <after-seq> [COUNT n] [BLOCK ms]", 0},
+	{NameEcho, "ECHO", 2, "ECHO <message>", 0, false},
+	{NameChanges, "CHANGES", 0, "CHANGES <after-seq> [COUNT n] [BLOCK ms]", 0, false},
+}
+
+// Words returns every command word, in table order: what the
+// unknown-command error lists.
+func Words() []string {
+	out := make([]string, len(specs))
+	for i := range specs {
+		out[i] = specs[i].word
+	}
+	return out
 }
 
 // Lookup returns the command named by word, ignoring ASCII case. It does
@@ -143,11 +165,27 @@ func DecodeOp(name Name, args [][]byte, in Interner, op *inventory.Op) string {
 	if s == nil || s.kind == 0 {
 		return "not an op command"
 	}
-	if len(args) != s.arity {
+	lines := op.Lines[:0]
+	*op = inventory.Op{Kind: s.kind}
+	if s.arity == 0 {
+		return decodeLinesOp(s, args, in, op, lines)
+	}
+	if s.keyed && len(args) == s.arity+2 {
+		if !EqualFold(args[s.arity], "ID") {
+			return "syntax error: expected ID <key> after the arguments, got '" + string(printableWord(args[s.arity])) + "'"
+		}
+		op.IdempotencyKey = string(args[s.arity+1])
+		if op.IdempotencyKey == "" {
+			return "idempotency key is empty"
+		}
+		args = args[:s.arity]
+	} else if len(args) != s.arity {
 		return ArityError(name)
 	}
-	*op = inventory.Op{Kind: s.kind}
 	switch s.kind {
+	case inventory.KindConfirm, inventory.KindCancel, inventory.KindHoldGet:
+		op.Hold = in.Intern(args[1])
+		return op.Check()
 	case inventory.KindCapture, inventory.KindAvailable:
 		op.Key.SKU = in.Intern(args[1])
 		op.Key.Condition = in.Intern(args[2])

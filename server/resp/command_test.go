@@ -20,6 +20,11 @@ func words(s string) [][]byte {
 	return out
 }
 
+func keyed(op inventory.Op, key string) inventory.Op {
+	op.IdempotencyKey = key
+	return op
+}
+
 func TestDecodeOp(t *testing.T) {
 	long := strings.Repeat("s", 65)
 	cases := []struct {
@@ -33,7 +38,7 @@ func TestDecodeOp(t *testing.T) {
 		{"STOCK.SET s w c o 0 4611686018427387903", inventory.Stock(inventory.RowKey{SKU: "s", Warehouse: "w", Condition: "c", Source: "o"}, 0, 4611686018427387903), ""},
 		{"STOCK.GET s w c o", inventory.Get(inventory.RowKey{SKU: "s", Warehouse: "w", Condition: "c", Source: "o"}), ""},
 		{"AVAILABLE s c o", inventory.Available(inventory.GroupKey{SKU: "s", Condition: "c", Source: "o"}), ""},
-		{"CAPTURE sku new retail", inventory.Op{}, "wrong number of arguments for 'capture' command (CAPTURE <sku> <condition> <source> <n>)"},
+		{"CAPTURE sku new retail", inventory.Op{}, "wrong number of arguments for 'capture' command (CAPTURE <sku> <condition> <source> <n> [ID <key>])"},
 		{"CAPTURE sku new retail 0", inventory.Op{}, "quantity must be an integer from 1 to 2147483647"},
 		{"CAPTURE sku new retail 2147483648", inventory.Op{}, "quantity must be an integer from 1 to 2147483647"},
 		{"CAPTURE sku new retail 1.5", inventory.Op{}, "quantity must be an integer from 1 to 2147483647"},
@@ -49,6 +54,32 @@ func TestDecodeOp(t *testing.T) {
 		{"STOCK.SET s w c o 1 4611686018427387904", inventory.Op{}, "price must be an integer from 0 to 4611686018427387903"},
 		{"STOCK.GET s <empty> c o", inventory.Op{}, "warehouse is empty"},
 		{"AVAILABLE s c o extra", inventory.Op{}, "wrong number of arguments for 'available' command (AVAILABLE <sku> <condition> <source>)"},
+		// Contract v2.
+		{"CAPTURE s c o 2 ID k1", keyed(inventory.Capture(inventory.GroupKey{SKU: "s", Condition: "c", Source: "o"}, 2), "k1"), ""},
+		{"CAPTURE s c o 2 id k1", keyed(inventory.Capture(inventory.GroupKey{SKU: "s", Condition: "c", Source: "o"}, 2), "k1"), ""},
+		{"RELEASE s w c o 2 ID k1", keyed(inventory.Release(inventory.RowKey{SKU: "s", Warehouse: "w", Condition: "c", Source: "o"}, 2), "k1"), ""},
+		{"CAPTURE s c o 2 ID", inventory.Op{}, "wrong number of arguments for 'capture' command (CAPTURE <sku> <condition> <source> <n> [ID <key>])"},
+		{"CAPTURE s c o 2 KEY k1", inventory.Op{}, "syntax error: expected ID <key> after the arguments, got 'KEY'"},
+		{"CAPTURE s c o 2 ID <empty>", inventory.Op{}, "idempotency key is empty"},
+		{"CAPTURE s c o 2 ID " + long, inventory.Op{}, "idempotency key is longer than 64 bytes"},
+		{"HOLD h1 600000 s c o 2 t c o 1", inventory.Hold("h1", 600000, []inventory.Demand{{Group: inventory.GroupKey{SKU: "s", Condition: "c", Source: "o"}, N: 2}, {Group: inventory.GroupKey{SKU: "t", Condition: "c", Source: "o"}, N: 1}}), ""},
+		{"HOLD h1 0 s c o 2", inventory.Op{}, "ttl must be an integer from 1 to 604800000 milliseconds"},
+		{"HOLD h1 604800001 s c o 2", inventory.Op{}, "ttl must be an integer from 1 to 604800000 milliseconds"},
+		{"HOLD h1 x s c o 2", inventory.Op{}, "ttl must be an integer from 1 to 604800000 milliseconds"},
+		{"HOLD h1 1000 s c o", inventory.Op{}, "wrong number of arguments for 'hold' command (HOLD <hold> <ttl-ms> <sku> <condition> <source> <n> [<sku> <condition> <source> <n> ...])"},
+		{"HOLD h1 1000 s c o 2 ID k", inventory.Op{}, "wrong number of arguments for 'hold' command (HOLD <hold> <ttl-ms> <sku> <condition> <source> <n> [<sku> <condition> <source> <n> ...])"},
+		{"HOLD <empty> 1000 s c o 2", inventory.Op{}, "hold is empty"},
+		{"HOLD h1 1000 s c o 0", inventory.Op{}, "line 1: quantity must be an integer from 1 to 2147483647"},
+		{"HOLD h1 1000 " + strings.TrimSpace(strings.Repeat("s c o 1 ", 65)), inventory.Op{}, "a hold or an order takes 1 to 64 lines"},
+		{"ORDER s c o 2", inventory.Order([]inventory.Demand{{Group: inventory.GroupKey{SKU: "s", Condition: "c", Source: "o"}, N: 2}}), ""},
+		{"ORDER s c o 2 ID k9", keyed(inventory.Order([]inventory.Demand{{Group: inventory.GroupKey{SKU: "s", Condition: "c", Source: "o"}, N: 2}}), "k9"), ""},
+		{"ORDER s c o 2 XX k9", inventory.Op{}, "syntax error: expected ID <key> after the lines, got 'XX'"},
+		{"ORDER s c o", inventory.Op{}, "wrong number of arguments for 'order' command (ORDER <sku> <condition> <source> <n> [<sku> <condition> <source> <n> ...] [ID <key>])"},
+		{"CONFIRM h1", inventory.Confirm("h1"), ""},
+		{"CANCEL h1", inventory.Cancel("h1"), ""},
+		{"HOLD.GET h1", inventory.HoldGet("h1"), ""},
+		{"CONFIRM h1 ID k", inventory.Op{}, "wrong number of arguments for 'confirm' command (CONFIRM <hold>)"},
+		{"CONFIRM <empty>", inventory.Op{}, "hold is empty"},
 	}
 	in := NewStringInterner(16)
 	for _, c := range cases {

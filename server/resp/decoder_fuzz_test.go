@@ -30,6 +30,10 @@ func FuzzRESPCommand(f *testing.F) {
 		"*5\r\n$9\r\nSTOCK.GET\r\n$5\r\nsku-1\r\n$2\r\nw1\r\n$3\r\nnew\r\n$6\r\nretail\r\n",
 		"*4\r\n$9\r\nAVAILABLE\r\n$5\r\nsku-1\r\n$3\r\nnew\r\n$6\r\nretail\r\n",
 		"CAPTURE sku-1 new retail 2\r\nPING\r\n",
+		"CAPTURE sku-1 new retail 2 ID order-7\r\n",
+		"HOLD cart-1 600000 sku-1 new retail 2 sku-2 new retail 1 sku-1 new retail 1\r\n",
+		"ORDER sku-1 new retail 2 sku-2 new retail 1 ID o-1\r\n",
+		"CONFIRM cart-1\r\nCANCEL cart-1\r\nHOLD.GET cart-1\r\n",
 		"capture sku-1 new retail 99999999999999999999\r\n",
 		"*1\r\n$9223372036854775807\r\nabc\r\n",
 		"*1\r\n$-2\r\nxx",
@@ -76,7 +80,7 @@ func FuzzRESPCommand(f *testing.F) {
 				}
 				st := inventory.NewState()
 				r := st.Apply(&op, nil)
-				_ = AppendResult(nil, op.Kind, &r)
+				_ = AppendResult(nil, &op, &r)
 			}
 		}
 	})

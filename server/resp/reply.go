@@ -83,16 +83,22 @@ func AppendBulkBytes(b []byte, s []byte) []byte {
 	return append(b, '\r', '\n')
 }
 
-// AppendResult appends the contract's reply to an op of kind k with outcome
-// r:
+// AppendResult appends the contract's reply to op with outcome r:
 //
 //	capture   ok: *k of [warehouse, count]   insufficient: -INSUFFICIENT available <k>
 //	release   ok: :count                     not found: -NOTFOUND no such row
 //	stock     ok: +OK
 //	get       ok: *2 [count, price]          not found: nil (*-1)
 //	available ok: :total
-//	any       invalid, overflow: -ERR <detail>
-func AppendResult(b []byte, k inventory.Kind, r *inventory.Result) []byte {
+//	hold      ok: *2 [expires-at, lines]     insufficient: -INSUFFICIENT <sku> <condition> <source> available <k>
+//	order     ok: lines                      insufficient: as hold's
+//	confirm, cancel  ok: +OK                 -NOTFOUND, -EXPIRED, -CANCELLED, -CONFIRMED
+//	hold.get  ok: *3 [state, expires-at, lines]   not found: nil (*-1)
+//	any       invalid, overflow: -ERR <detail>    mismatch: -MISMATCH <detail>
+//
+// where lines is an array of [sku, warehouse, condition, source, count].
+func AppendResult(b []byte, op *inventory.Op, r *inventory.Result) []byte {
+	k := op.Kind
 	switch r.Code {
 	case inventory.CodeOK:
 		switch k {
@@ -106,22 +112,54 @@ func AppendResult(b []byte, k inventory.Kind, r *inventory.Result) []byte {
 			return b
 		case inventory.KindRelease, inventory.KindAvailable:
 			return AppendInt(b, r.Count)
-		case inventory.KindStock:
+		case inventory.KindStock, inventory.KindConfirm, inventory.KindCancel:
 			return AppendOK(b)
 		case inventory.KindGet:
 			b = append(b, "*2\r\n"...)
 			b = AppendInt(b, r.Count)
 			return AppendInt(b, r.Price)
+		case inventory.KindHold:
+			b = append(b, "*2\r\n"...)
+			b = AppendInt(b, r.ExpiresAt)
+			return appendAllocations(b, r.Allocations)
+		case inventory.KindOrder:
+			return appendAllocations(b, r.Allocations)
+		case inventory.KindHoldGet:
+			b = append(b, "*3\r\n"...)
+			b = AppendBulk(b, r.State.String())
+			b = AppendInt(b, r.ExpiresAt)
+			return appendAllocations(b, r.Allocations)
 		}
 	case inventory.CodeInsufficient:
-		b = append(b, "-INSUFFICIENT available "...)
+		b = append(b, "-INSUFFICIENT "...)
+		if (k == inventory.KindHold || k == inventory.KindOrder) && r.ShortLine < len(op.Lines) {
+			g := op.Lines[r.ShortLine].Group
+			b = appendLine(b, g.SKU)
+			b = append(b, ' ')
+			b = appendLine(b, g.Condition)
+			b = append(b, ' ')
+			b = appendLine(b, g.Source)
+			b = append(b, ' ')
+		}
+		b = append(b, "available "...)
 		b = strconv.AppendInt(b, r.Available, 10)
 		return append(b, '\r', '\n')
 	case inventory.CodeNotFound:
-		if k == inventory.KindGet {
+		switch k {
+		case inventory.KindGet, inventory.KindHoldGet:
 			return AppendNullArray(b)
+		case inventory.KindConfirm, inventory.KindCancel:
+			return AppendError(b, "NOTFOUND no such hold "+op.Hold)
 		}
 		return append(b, "-NOTFOUND no such row\r\n"...)
+	case inventory.CodeExpired:
+		return AppendError(b, "EXPIRED hold "+op.Hold+" expired")
+	case inventory.CodeCancelled:
+		return AppendError(b, "CANCELLED hold "+op.Hold+" was cancelled")
+	case inventory.CodeConfirmed:
+		return AppendError(b, "CONFIRMED hold "+op.Hold+" was confirmed")
+	case inventory.CodeMismatch:
+		return AppendError(b, "MISMATCH "+r.Detail)
 	case inventory.CodeInvalid, inventory.CodeOverflow:
 		return AppendErr(b, r.Detail)
 	}

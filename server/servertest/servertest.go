@@ -25,6 +25,9 @@ type Options struct {
 	Dir        string // default: a fresh t.TempDir()
 	NoHTTP     bool
 	NoRESP     bool
+	// Clock is the engine's clock (default: the system's); golden tests
+	// fix it so that hold deadlines are the same on every run.
+	Clock engine.Clock
 }
 
 // Start starts a server; t.Cleanup shuts it down and closes the engine.
@@ -36,7 +39,7 @@ func Start(t testing.TB, o Options) *Server {
 	if o.Durability == "" {
 		o.Durability = engine.DurabilityWrite
 	}
-	e, err := engine.Open(engine.Config{Dir: o.Dir, Durability: o.Durability})
+	e, err := engine.Open(engine.Config{Dir: o.Dir, Durability: o.Durability, Clock: o.Clock})
 	if err != nil {
 		t.Fatalf("servertest: open engine: %v", err)
 	}
@@ -81,3 +84,9 @@ func Start(t testing.TB, o Options) *Server {
 // Stop shuts the server down and closes the engine now (Cleanup then does
 // nothing).
 func (s *Server) Stop() { s.stop() }
+
+// FixedClock is a clock that always says the same time.
+type FixedClock struct{ At time.Time }
+
+// Now returns c.At.
+func (c FixedClock) Now() time.Time { return c.At }
