@@ -201,6 +201,11 @@ type Engine struct {
 	opsSinceSnap int64 // guarded by mu
 	journaled    int64 // guarded by mu
 	appliedSince int   // requests applied since the last flush; guarded by mu
+
+	// gatherTarget is how many requests the flusher expects before it
+	// seals the next fsync frame (gather): those the last batch released,
+	// coming back, and those that arrived while it synced. Guarded by mu.
+	gatherTarget int
 	snapshotting atomic.Bool
 	snapshotWG   sync.WaitGroup
 
@@ -342,9 +347,11 @@ func (e *Engine) Submit(r *Request) error {
 		kick = e.opsSinceSnap >= e.cfg.SnapshotEveryOps
 		replyNow = true
 	default:
-		// fsync: the flusher writes, syncs and replies.
+		// fsync: the flusher writes, syncs and replies. It wakes for the
+		// first request, and again when as many are waiting as it expects
+		// (see gather).
 		e.waiting = append(e.waiting, r)
-		kick = true
+		kick = len(e.waiting) == 1 || len(e.waiting) >= e.gatherTarget
 	}
 	kick = kick && !e.kicked
 	if kick {
@@ -585,10 +592,17 @@ func (e *Engine) flusher() {
 		tick = t.C
 	}
 	var spare []*Request
+	gatherTimer := time.NewTimer(time.Hour)
+	gatherTimer.Stop()
+	var lastSync time.Duration
 	for {
 		stopping := false
 		select {
 		case <-e.kick:
+			if e.cfg.Durability == DurabilityFsync {
+				stopping = e.gather(gatherTimer, lastSync)
+				break
+			}
 			// The kick came from a caller that is about to park; callers
 			// that are runnable behind it would each get a write of their
 			// own if the flusher ran now. Yielding once lets them apply
@@ -598,7 +612,7 @@ func (e *Engine) flusher() {
 		case <-e.stop:
 			stopping = true
 		}
-		spare = e.flush(spare)
+		spare, lastSync = e.flush(spare)
 		if stopping {
 			// Submit refuses new requests now; one more pass takes any
 			// that were applied after the last kick was consumed.
@@ -608,10 +622,58 @@ func (e *Engine) flusher() {
 	}
 }
 
+// gather is the fsync group commit's wait before it seals a frame: until
+// gatherTarget requests are waiting (the clients the last batch answered,
+// coming back with their next op, and those that arrived during its
+// fdatasync), or for at most one fdatasync (lastSync), or until Close.
+//
+// Rejected, measured: sealing at the first arrival. With 16 connections of
+// one op each, the others, a round trip behind, then waited for that whole
+// fdatasync and then for their own: the batch wait was the largest stage
+// (a median of 0.53 ms beside a 0.64 ms fdatasync) and the connections
+// settled into two groups taking turns, 8.2 ops per fdatasync. Waiting for
+// the group as it was last seen merged them: 15.5 ops per fdatasync, a mean
+// batch wait of 0.19 ms instead of 0.89 ms, +31% ops/s in the same run
+// (a machine at load 21). Waiting costs at most one fdatasync, which is
+// what a late op waits anyway. It reports whether Close was called.
+func (e *Engine) gather(timer *time.Timer, lastSync time.Duration) (stopping bool) {
+	e.mu.Lock()
+	target := e.gatherTarget
+	if len(e.waiting) == 0 || len(e.waiting) >= target || e.closed || e.failure != nil || lastSync <= 0 {
+		e.mu.Unlock()
+		return false
+	}
+	e.kicked = false // the Submit that reaches target kicks again
+	e.mu.Unlock()
+	timer.Reset(min(lastSync, gatherWaitMax))
+	defer timer.Stop()
+	for {
+		select {
+		case <-e.kick:
+			e.mu.Lock()
+			done := len(e.waiting) >= target
+			if !done {
+				e.kicked = false
+			}
+			e.mu.Unlock()
+			if done {
+				return false
+			}
+		case <-timer.C:
+			return false
+		case <-e.stop:
+			return true
+		}
+	}
+}
+
+// gatherWaitMax bounds gather's wait whatever the last fdatasync took.
+const gatherWaitMax = 2 * time.Millisecond
+
 // flush takes the waiting replies and the pending frame, writes (and in
 // fsync mode syncs) the frame, and releases the replies. It returns the
-// batch slice for reuse.
-func (e *Engine) flush(spare []*Request) []*Request {
+// batch slice for reuse and how long fdatasync took (0 when none ran).
+func (e *Engine) flush(spare []*Request) ([]*Request, time.Duration) {
 	e.mu.Lock()
 	e.kicked = false
 	batch := e.waiting
@@ -667,6 +729,14 @@ func (e *Engine) flush(spare []*Request) []*Request {
 	// In none mode replies do not wait for the flush; the batch is then
 	// what was applied since the last one.
 	e.stats.batch(applied)
+	if e.cfg.Durability == DurabilityFsync && len(batch) > 0 {
+		// Counted before any reply goes, so no client is counted twice:
+		// the next frame waits for this batch's clients and for those
+		// that arrived during its fdatasync, as one group.
+		e.mu.Lock()
+		e.gatherTarget = min(len(batch)+len(e.waiting), e.cfg.QueueMax)
+		e.mu.Unlock()
+	}
 	for i, r := range batch {
 		if err != nil {
 			r.Err = err
@@ -678,7 +748,7 @@ func (e *Engine) flush(spare []*Request) []*Request {
 	if snap != nil && err == nil {
 		e.startSnapshot(snap)
 	}
-	return batch
+	return batch, trace.Synced.Sub(trace.Written)
 }
 
 func (e *Engine) fail(err error) {
