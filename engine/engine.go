@@ -49,7 +49,8 @@ type Config struct {
 	// QueueMax bounds the replies waiting for the disk (default 65536):
 	// Submit blocks beyond it.
 	QueueMax int
-	// SegmentBytes is the journal segment size (default 64 MiB).
+	// SegmentBytes is the journal segment size (default
+	// journal.SegmentBytesDefault, 16 MiB).
 	SegmentBytes int64
 	// SnapshotEveryOps is how many journaled ops trigger a snapshot
 	// (default 4,194,304); recovery then replays at most about that many.

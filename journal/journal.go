@@ -16,6 +16,11 @@ import (
 	"allot/vfs"
 )
 
+// SegmentBytesDefault is the segment size when Options.SegmentBytes is
+// zero: 16 MiB, preallocated and synced ahead of use, so that a rotation
+// costs a rename and the directory sync.
+const SegmentBytesDefault = 16 << 20
+
 // Options configure a journal.
 type Options struct {
 	// FS is the file system; nil means the real one.
@@ -23,7 +28,7 @@ type Options struct {
 	// Dir holds the segments and snapshots; it is created if missing.
 	Dir string
 	// SegmentBytes is the size past which a new segment is started
-	// (default 16 MiB).
+	// (default SegmentBytesDefault).
 	SegmentBytes int64
 	// NoPreallocate turns off zero-filling segments ahead of use. By
 	// default every segment is written full of zeros and synced before it
@@ -55,7 +60,7 @@ func (o *Options) Validate() error {
 		return errors.New("journal: no directory given")
 	}
 	if o.SegmentBytes == 0 {
-		o.SegmentBytes = 16 << 20
+		o.SegmentBytes = SegmentBytesDefault
 	}
 	if o.SegmentBytes < 4096 {
 		return fmt.Errorf("journal: segment size %d is below 4096 bytes", o.SegmentBytes)
@@ -177,11 +182,16 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 		state, rec.SnapshotLSN = st, lsn
 	}
 
-	// Segments wholly before the snapshot are no longer needed; they are
-	// kept until a snapshot deletes them, so skip them here.
+	// Segments wholly before the snapshot are no longer needed. A crash
+	// between writing the snapshot and trimming them leaves them here, and
+	// no later snapshot would look at them again (it trims only the
+	// segments this journal lists): remove them now, with older snapshots.
 	first := 0
 	for first+1 < len(segs) && segs[first+1].firstLSN <= rec.SnapshotLSN+1 {
 		first++
+	}
+	if err := removeCovered(fs, dir, segs[:first], snaps); err != nil {
+		return nil, nil, rec, err
 	}
 	segs = segs[first:]
 	next := rec.SnapshotLSN + 1
@@ -570,6 +580,30 @@ func (j *Journal) WriteSnapshot(snap *Snapshot) error {
 		}
 	}
 	return j.opts.FS.SyncDir(j.opts.Dir)
+}
+
+// removeCovered removes segments a snapshot covers and every snapshot but
+// the newest (snaps is sorted), then syncs the directory.
+func removeCovered(fs vfs.FS, dir string, segs []segment, snaps []uint64) error {
+	var names []string
+	for _, s := range segs {
+		names = append(names, s.name)
+	}
+	for i := 0; i+1 < len(snaps); i++ {
+		names = append(names, snapshotName(snaps[i]))
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	for _, n := range names {
+		if err := fs.Remove(path.Join(dir, n)); err != nil {
+			return fmt.Errorf("journal: remove %s, which the snapshot covers: %w", n, err)
+		}
+	}
+	if err := fs.SyncDir(dir); err != nil {
+		return fmt.Errorf("journal: sync directory %s: %w", dir, err)
+	}
+	return nil
 }
 
 // Close writes nothing: the caller writes and syncs first. It syncs the
