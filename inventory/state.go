@@ -52,6 +52,10 @@ type State struct {
 	allocScratch  []holdAlloc
 	opScratch     []byte
 	replyScratch  []byte
+	// applying is the Result Apply fills: a local one escaped to the heap
+	// through the descriptor's indirect apply call, one allocation per op
+	// on the server's request path.
+	applying Result
 }
 
 // Stats counts what the state machine did, for metrics.
@@ -155,14 +159,18 @@ func (s *State) Apply(op *Op, lines []Line) Result {
 		return Result{Code: CodeInvalid, Detail: d}
 	}
 	desc := op.Kind.descriptor()
-	res := Result{Lines: lines}
+	s.applying = Result{Lines: lines}
 	if op.IdempotencyKey == "" {
-		desc.apply(s, op, &res)
+		desc.apply(s, op, &s.applying)
+		res := s.applying
+		s.applying = Result{}
 		if res.Code != CodeOK || op.Kind != KindCapture {
 			res.Lines = nil
 		}
 		return res
 	}
+	res := s.applying
+	s.applying = Result{}
 	s.opScratch = AppendOp(s.opScratch[:0], &Op{Kind: op.Kind, Key: op.Key, N: op.N, Price: op.Price, Hold: op.Hold, TTL: op.TTL, Lines: op.Lines, Record: op.Record})
 	fp := fnvBytes(fnvOffset, s.opScratch)
 	if e, ok := s.keys.lookup(op.IdempotencyKey); ok && e.stamp+s.retention > s.now {
