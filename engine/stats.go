@@ -41,8 +41,9 @@ type Stats struct {
 	// ExpiryLag counts expiries by how long after its deadline (by the
 	// engine's clock) each hold's units came back, with the bounds of
 	// ExpiryLagBounds; ExpiryLagMax is the largest.
-	ExpiryLag    [len(ExpiryLagBounds) + 1]int64
-	ExpiryLagMax time.Duration
+	ExpiryLag        [len(ExpiryLagBounds) + 1]int64
+	ExpiryLagMax     time.Duration
+	ExpiryLagSeconds float64 // the sum of every expiry's lag
 }
 
 // ExpiryLagBounds are the upper bounds of the expiry lag histogram's
@@ -64,6 +65,7 @@ type stats struct {
 	syncLatency  [len(SyncLatencyBounds) + 1]atomic.Int64
 	expiryLag    [len(ExpiryLagBounds) + 1]atomic.Int64
 	expiryLagMax atomic.Int64 // nanoseconds
+	expiryLagSum atomic.Int64 // nanoseconds
 }
 
 // expiry records a hold expired lagMS milliseconds after its deadline.
@@ -74,6 +76,7 @@ func (s *stats) expiry(lagMS int64) {
 		i++
 	}
 	s.expiryLag[i].Add(1)
+	s.expiryLagSum.Add(int64(d))
 	if int64(d) > s.expiryLagMax.Load() {
 		s.expiryLagMax.Store(int64(d))
 	}
@@ -122,6 +125,7 @@ func (e *Engine) Stats() Stats {
 		out.ExpiryLag[i] = s.expiryLag[i].Load()
 	}
 	out.ExpiryLagMax = time.Duration(s.expiryLagMax.Load())
+	out.ExpiryLagSeconds = float64(s.expiryLagSum.Load()) / 1e9
 	for i := range s.batchSize {
 		out.BatchSize[i] = s.batchSize[i].Load()
 	}

@@ -21,6 +21,26 @@ func FuzzDecodeFrame(f *testing.F) {
 	putFrameHeader(frame, 1, uint32(len(ops)), 1700000000000)
 	f.Add(frame)
 	f.Add(frame[:len(frame)-3])
+	// A frame of every contract v2 kind, with keys.
+	g := inventory.GroupKey{SKU: "s", Condition: "new", Source: "supplier"}
+	v2 := []inventory.Op{
+		inventory.Stock(g.Row("w1"), 10, 1),
+		inventory.Hold("h1", 1000, []inventory.Demand{{Group: g, N: 2}, {Group: g, N: 1}}),
+		inventory.Confirm("h1"),
+		inventory.Hold("h2", 5, []inventory.Demand{{Group: g, N: 1}}),
+		inventory.Cancel("h2"),
+		inventory.Order([]inventory.Demand{{Group: g, N: 1}}),
+	}
+	v2[5].IdempotencyKey = "order-1"
+	c := inventory.Capture(g, 1)
+	c.IdempotencyKey = "cap-1"
+	v2 = append(v2, c)
+	frame2 := make([]byte, frameHeaderSize)
+	for i := range v2 {
+		frame2 = inventory.AppendOp(frame2, &v2[i])
+	}
+	putFrameHeader(frame2, 1, uint32(len(v2)), 1700000000000)
+	f.Add(frame2)
 	f.Add([]byte{})
 	f.Add(make([]byte, frameHeaderSize))
 	f.Fuzz(func(t *testing.T, buf []byte) {

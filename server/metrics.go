@@ -231,6 +231,7 @@ var (
 	descPipeline  = desc("allot_resp_pipeline_commands", "Commands served per round on one connection (the pipeline depth seen by the server).")
 	descBatchSize = desc("allot_engine_batch_size", "Replies released per journal flush.")
 	descSync      = desc("allot_engine_fsync_duration_seconds", "fdatasync latency of the journal.")
+	descExpiryLag = desc("allot_hold_expiry_lag_seconds", "How long after its deadline (by the engine's clock) each expired hold's units came back.")
 )
 
 // gauge and counter are one-sample metrics without labels.
@@ -266,6 +267,13 @@ var engineMetrics = []engineMetric{
 	{desc("allot_engine_batches_total", "Journal flushes: one write each, and one fdatasync in fsync mode."), prometheus.CounterValue, func(s *engine.Stats) float64 { return float64(s.Batches) }},
 	{desc("allot_engine_journal_bytes", "Bytes in the journal."), prometheus.GaugeValue, func(s *engine.Stats) float64 { return float64(s.JournalBytes) }},
 	{desc("allot_engine_snapshots_total", "Snapshots written."), prometheus.CounterValue, func(s *engine.Stats) float64 { return float64(s.Snapshots) }},
+	{desc("allot_holds_active", "Holds held now (their units are out of the rows)."), prometheus.GaugeValue, func(s *engine.Stats) float64 { return float64(s.State.HoldsActive) }},
+	{desc("allot_holds_expired_total", "Holds expired (units returned at their deadline) since the engine opened."), prometheus.CounterValue, func(s *engine.Stats) float64 { return float64(s.State.Expired) }},
+	{desc("allot_idempotent_repeats_total", "Requests answered from an idempotency key or a hold id with the first reply, applying nothing."), prometheus.CounterValue, func(s *engine.Stats) float64 { return float64(s.State.Repeats) }},
+	{desc("allot_idempotency_mismatches_total", "Requests refused because their key or hold id was first used with other arguments."), prometheus.CounterValue, func(s *engine.Stats) float64 { return float64(s.State.Mismatches) }},
+	{desc("allot_returns_capped_total", "Units returned by a cancel or an expiry that would have carried a row past 2^62-1, capped there."), prometheus.CounterValue, func(s *engine.Stats) float64 { return float64(s.State.Capped) }},
+	{desc("allot_idempotency_keys", "Idempotency keys remembered."), prometheus.GaugeValue, func(s *engine.Stats) float64 { return float64(s.State.Keys) }},
+	{desc("allot_idempotency_key_bytes", "Bytes holding the remembered idempotency keys and their replies."), prometheus.GaugeValue, func(s *engine.Stats) float64 { return float64(s.State.KeyBytes) }},
 	{desc("allot_engine_failed", "1 when a journal write or sync failed and the engine refuses requests."), prometheus.GaugeValue, func(s *engine.Stats) float64 {
 		if s.Failed {
 			return 1
@@ -328,4 +336,18 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		buckets[b.Seconds()] = cum
 	}
 	ch <- prometheus.MustNewConstHistogram(descSync, uint64(es.Syncs), es.SyncSeconds, buckets)
+	buckets = make(map[float64]uint64, len(engine.ExpiryLagBounds))
+	cum = 0
+	var lagCount uint64
+	for i := range es.ExpiryLag {
+		lagCount += uint64(es.ExpiryLag[i])
+	}
+	for i, b := range engine.ExpiryLagBounds {
+		cum += uint64(es.ExpiryLag[i])
+		buckets[b.Seconds()] = cum
+	}
+	ch <- prometheus.MustNewConstHistogram(descExpiryLag, lagCount, es.ExpiryLagSeconds, buckets)
+	ch <- prometheus.MustNewConstMetric(descExpiryLagMax, prometheus.GaugeValue, es.ExpiryLagMax.Seconds())
 }
+
+var descExpiryLagMax = desc("allot_hold_expiry_lag_max_seconds", "The longest expiry lag seen since the engine opened.")
