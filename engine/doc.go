@@ -18,6 +18,23 @@
 //   - none: replies are released right after apply; frames are written in
 //     large chunks, at least every 50 ms, and synced only on Close.
 //
+// Time. The engine reads its clock (Config.Clock, injectable) only to stamp
+// batches: the first op of a journal frame sets the frame's stamp
+// (milliseconds, never decreasing), the state machine's time is set to it,
+// and every op of the frame is applied at that time. Before the frame's
+// ops, the writer expires the holds due by the stamp, at most 4096 per
+// batch, each as a journaled Expire op: replay reproduces the same expiries
+// at the same points and never consults the clock. When no request comes,
+// a ticker runs a batch every TickInterval (10 ms) and back to back while
+// more holds are due; a simulation sets TickInterval negative and calls
+// Tick itself. A confirm or cancel of a hold past its deadline that no
+// batch expired yet is preceded by its Expire op.
+//
+// Outcome classes. Every operational error wraps ErrUnavailable (refused
+// before it was applied: closed, or stopped after a journal failure) or
+// ErrOutcomeUnknown (applied in memory, but its frame's write or sync
+// failed: it may or may not survive a restart).
+//
 // Replies waiting for the disk are bounded by QueueMax: beyond it Submit
 // blocks (back-pressure), and nothing is ever dropped.
 //
