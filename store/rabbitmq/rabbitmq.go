@@ -19,9 +19,6 @@ import (
 // (services.RabbitMQURL).
 const URLDefault = "amqp://guest:guest@127.0.0.1:14672/"
 
-// QueueName is the queue workload rw uses; RWOpen deletes and declares it.
-const QueueName = "allot.rw"
-
 // Bounds of a session.
 const (
 	// prefetch is how many unacknowledged messages a consumer may hold.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"sync/atomic"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -12,6 +14,16 @@ import (
 )
 
 var _ store.RWStore = (*Store)(nil)
+
+// QueuePrefix starts the name of every queue workload rw declares.
+const QueuePrefix = "allot.rw."
+
+// queueExpiry: a queue unused that long (its process died before Close)
+// is deleted by the broker.
+const queueExpiry = 10 * time.Minute
+
+// queueCounter tells apart the queues of one process.
+var queueCounter atomic.Int64
 
 // publishMode is how a publisher learns that the broker has a message.
 type publishMode int
@@ -32,17 +44,22 @@ func (m publishMode) String() string {
 	return "publisher confirms (each message confirmed)"
 }
 
-// space is the queue QueueName, declared as the options say.
+// space is one queue of its own, declared as the options say.
 type space struct {
 	s            *Store
 	opts         store.RWOptions
 	mode         publishMode
 	deliveryMode uint8
+	queue        string
 }
 
-// RWOpen deletes the queue and declares it again, durable or transient.
+// RWOpen declares a queue of its own (QueuePrefix, the process id and a
+// counter), durable or transient: two runs against one broker never share
+// messages. Close deletes it; a queue left by a process that died expires
+// after queueExpiry unused.
 func (s *Store) RWOpen(ctx context.Context, opts store.RWOptions) (store.RWSpace, error) {
-	sp := &space{s: s, opts: opts, mode: publishConfirm, deliveryMode: amqp.Transient}
+	sp := &space{s: s, opts: opts, mode: publishConfirm, deliveryMode: amqp.Transient,
+		queue: fmt.Sprintf("%s%d.%d", QueuePrefix, os.Getpid(), queueCounter.Add(1))}
 	switch {
 	case opts.Transactional:
 		sp.mode = publishTx
@@ -57,11 +74,9 @@ func (s *Store) RWOpen(ctx context.Context, opts store.RWOptions) (store.RWSpace
 		return nil, fmt.Errorf("rabbitmq: %w", err)
 	}
 	defer ch.Close()
-	if _, err := ch.QueueDelete(QueueName, false, false, false); err != nil {
-		return nil, fmt.Errorf("rabbitmq: deleting queue %s: %w", QueueName, err)
-	}
-	if _, err := ch.QueueDeclare(QueueName, opts.Durable, false, false, false, nil); err != nil {
-		return nil, fmt.Errorf("rabbitmq: declaring queue %s: %w", QueueName, err)
+	args := amqp.Table{"x-expires": int32(queueExpiry / time.Millisecond)}
+	if _, err := ch.QueueDeclare(sp.queue, opts.Durable, false, false, false, args); err != nil {
+		return nil, fmt.Errorf("rabbitmq: declaring queue %s: %w", sp.queue, err)
 	}
 	return sp, nil
 }
@@ -101,7 +116,7 @@ func (sp *space) Load(ctx context.Context, recs []store.RWRecord) error {
 		return nil
 	}
 	for _, r := range recs {
-		c, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", QueueName, true, false, sp.message(r))
+		c, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", sp.queue, true, false, sp.message(r))
 		if err != nil {
 			return fmt.Errorf("rabbitmq: load: %w", err)
 		}
@@ -128,9 +143,9 @@ func (sp *space) Records(ctx context.Context) ([]store.RWRecord, error) {
 	if err := ch.Qos(1000, 0, false); err != nil {
 		return nil, fmt.Errorf("rabbitmq: %w", err)
 	}
-	deliveries, err := ch.ConsumeWithContext(ctx, QueueName, "allot-drain", true, false, false, false, nil)
+	deliveries, err := ch.ConsumeWithContext(ctx, sp.queue, "allot-drain", true, false, false, false, nil)
 	if err != nil {
-		return nil, fmt.Errorf("rabbitmq: draining %s: %w", QueueName, err)
+		return nil, fmt.Errorf("rabbitmq: draining %s: %w", sp.queue, err)
 	}
 	var out []store.RWRecord
 	for {
@@ -149,9 +164,9 @@ func (sp *space) Records(ctx context.Context) ([]store.RWRecord, error) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		q, err := ch.QueueDeclarePassive(QueueName, sp.opts.Durable, false, false, false, nil)
+		q, err := ch.QueueDeclarePassive(sp.queue, sp.opts.Durable, false, false, false, amqp.Table{"x-expires": int32(queueExpiry / time.Millisecond)})
 		if err != nil {
-			return nil, fmt.Errorf("rabbitmq: inspecting %s: %w", QueueName, err)
+			return nil, fmt.Errorf("rabbitmq: inspecting %s: %w", sp.queue, err)
 		}
 		if q.Messages == 0 {
 			return out, nil
@@ -159,7 +174,18 @@ func (sp *space) Records(ctx context.Context) ([]store.RWRecord, error) {
 	}
 }
 
-func (sp *space) Close() error { return nil }
+// Close deletes the queue.
+func (sp *space) Close() error {
+	ch, err := sp.s.conn.Channel()
+	if err != nil {
+		return fmt.Errorf("rabbitmq: %w", err)
+	}
+	defer ch.Close()
+	if _, err := ch.QueueDelete(sp.queue, false, false, false); err != nil {
+		return fmt.Errorf("rabbitmq: deleting queue %s: %w", sp.queue, err)
+	}
+	return nil
+}
 
 // session has a connection of its own (as a client thread of the seed
 // bench did): one channel to publish on, set up for the space's mode, and
@@ -201,14 +227,14 @@ func (se *session) Write(ctx context.Context, recs []store.RWRecord) error {
 	se.confirms = se.confirms[:0]
 	for _, r := range recs {
 		if se.sp.mode == publishConfirm {
-			c, err := se.pub.PublishWithDeferredConfirmWithContext(ctx, "", QueueName, true, false, se.sp.message(r))
+			c, err := se.pub.PublishWithDeferredConfirmWithContext(ctx, "", se.sp.queue, true, false, se.sp.message(r))
 			if err != nil {
 				return fmt.Errorf("rabbitmq: publish: %w", err)
 			}
 			se.confirms = append(se.confirms, c)
 			continue
 		}
-		if err := se.pub.PublishWithContext(ctx, "", QueueName, true, false, se.sp.message(r)); err != nil {
+		if err := se.pub.PublishWithContext(ctx, "", se.sp.queue, true, false, se.sp.message(r)); err != nil {
 			return fmt.Errorf("rabbitmq: publish: %w", err)
 		}
 	}
@@ -244,7 +270,7 @@ func (se *session) Read(ctx context.Context, _ string) (int64, bool, error) {
 			ch.Close()
 			return 0, false, fmt.Errorf("rabbitmq: qos: %w", err)
 		}
-		d, err := ch.ConsumeWithContext(context.WithoutCancel(ctx), QueueName, "", false, false, false, false, nil)
+		d, err := ch.ConsumeWithContext(context.WithoutCancel(ctx), se.sp.queue, "", false, false, false, false, nil)
 		if err != nil {
 			ch.Close()
 			return 0, false, fmt.Errorf("rabbitmq: consume: %w", err)

@@ -389,14 +389,14 @@ func (se *Session) PipelineRead(ctx context.Context, keys []string, values []int
 	var b strings.Builder
 	b.WriteString("SELECT k, v FROM " + se.s.d.Table + " WHERE k IN (")
 	args := make([]any, len(keys))
-	at := make(map[string]int, len(keys))
+	at := make(map[string][]int, len(keys)) // a key may be asked twice
 	for i, k := range keys {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteString(se.s.d.Placeholder(i + 1))
 		args[i] = k
-		at[k] = i
+		at[k] = append(at[k], i)
 		values[i], found[i] = 0, false
 	}
 	b.WriteString(")")
@@ -411,7 +411,7 @@ func (se *Session) PipelineRead(ctx context.Context, keys []string, values []int
 		if err := rows.Scan(&k, &v); err != nil {
 			return err
 		}
-		if i, ok := at[k]; ok {
+		for _, i := range at[k] {
 			values[i], found[i] = v, true
 		}
 	}
