@@ -28,8 +28,12 @@ func BenchmarkCheckoutPipelined(b *testing.B) {
 
 func benchCarts(b *testing.B, d store.Durability) {
 	p := startServeB(b, d)
+	benchCartsAt(b, p.Addr())
+}
+
+func benchCartsAt(b *testing.B, addr string) {
 	ctx := context.Background()
-	c, err := client.New(client.Config{Addr: p.Addr(), PoolSize: benchWorkers})
+	c, err := client.New(client.Config{Addr: addr, PoolSize: benchWorkers})
 	if err != nil {
 		b.Fatal(err)
 	}
