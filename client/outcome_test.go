@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"allot/client"
 	"allot/engine"
@@ -70,5 +71,31 @@ func TestOutcomeClasses(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != 503 || !strings.Contains(string(body), `"error":"unavailable","applied":false`) {
 		t.Fatalf("HTTP after the failure: %d %s", res.StatusCode, body)
+	}
+}
+
+// TestHoldLinesBound: a hold of 64 lines fits the server's default limits;
+// 65 lines are refused with the contract's error and change nothing.
+func TestHoldLinesBound(t *testing.T) {
+	s := servertest.Start(t, servertest.Options{NoHTTP: true})
+	c := newClient(t, s.RESPAddr(), client.Config{})
+	ctx := context.Background()
+	if _, err := c.Stock(ctx, rowW1, 1000, 1); err != nil {
+		t.Fatal(err)
+	}
+	lines := make([]inventory.Demand, 65)
+	for i := range lines {
+		lines[i] = inventory.Demand{Group: group, N: 1}
+	}
+	res, err := c.Hold(ctx, "big", time.Minute, lines[:64])
+	if err != nil || res.Code != inventory.CodeOK || len(res.Allocations) != 1 || res.Allocations[0].Count != 64 {
+		t.Fatalf("64-line hold: %+v %v", res, err)
+	}
+	res, err = c.Hold(ctx, "bigger", time.Minute, lines)
+	if err != nil || res.Code != inventory.CodeInvalid || res.Detail != "a hold or an order takes 1 to 64 lines" {
+		t.Fatalf("65-line hold: %+v %v", res, err)
+	}
+	if res, _ := c.Available(ctx, group); res.Count != 1000-64 {
+		t.Fatalf("available %d after the refused hold", res.Count)
 	}
 }

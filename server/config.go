@@ -35,7 +35,8 @@ type Config struct {
 	// bytes).
 	RequestBytesMax int
 	// ArgsMax bounds the arguments of one RESP command, its name included
-	// (default 64; the longest contract command has 7).
+	// (default 512: room for a HOLD or an ORDER with ID of 64 lines, 259
+	// arguments, so that a 65-line one gets the domain's error; at least 8).
 	ArgsMax int
 	// ConnectionsMax bounds open RESP connections; one more is answered
 	// "-ERR max number of clients reached" and closed (default 10,000).
@@ -60,7 +61,7 @@ type Config struct {
 
 const (
 	requestBytesMaxDefault    = 64 << 10
-	argsMaxDefault            = 64
+	argsMaxDefault            = 512
 	connectionsMaxDefault     = 10000
 	pipelineDepthMaxDefault   = 1024
 	readBufferBytesMaxDefault = 64 << 10

@@ -20,6 +20,7 @@ import (
 
 	"allot/engine"
 	"allot/internal/fsinfo"
+	"allot/inventory"
 	"allot/server"
 )
 
@@ -116,6 +117,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		dir, durability string
 		pprofAddr       string
 		shutdownTimeout time.Duration
+		retention       time.Duration
 	)
 	ef.string(&dir, "data", "ALLOT_DATA", "", "data directory: journal and snapshots, created if missing (default: .allot/data of the allot checkout, else $XDG_DATA_HOME/allot/data; never the temporary folder)")
 	ef.string(&durability, "durability", "ALLOT_DURABILITY", "fsync", "fsync (survives power loss), write (survives a process crash) or none")
@@ -124,10 +126,11 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	ef.secret(&cfg.Password, "requirepass", "ALLOT_REQUIREPASS", "password: RESP clients must AUTH, HTTP clients send 'Authorization: Bearer <password>'")
 	ef.bool(&cfg.Insecure, "insecure", "ALLOT_INSECURE", "allow a non-loopback address without --requirepass")
 	ef.int(&cfg.RequestBytesMax, "request-bytes-max", "ALLOT_REQUEST_BYTES_MAX", 64<<10, "largest RESP command (whole frame) or HTTP body, in bytes")
-	ef.int(&cfg.ArgsMax, "args-max", "ALLOT_ARGS_MAX", 64, "most arguments in one RESP command, its name included")
+	ef.int(&cfg.ArgsMax, "args-max", "ALLOT_ARGS_MAX", 512, "most arguments in one RESP command, its name included (a HOLD or an ORDER of 64 lines has 259)")
 	ef.int(&cfg.ConnectionsMax, "connections-max", "ALLOT_CONNECTIONS_MAX", 10000, "most open RESP connections; one more is refused with -ERR max number of clients reached")
 	ef.int(&cfg.PipelineDepthMax, "pipeline-depth-max", "ALLOT_PIPELINE_DEPTH_MAX", 1024, "most commands of one RESP connection in flight at once; a deeper pipeline is served in rounds of this many")
 	ef.int(&cfg.ReadBufferBytesMax, "read-buffer-bytes-max", "ALLOT_READ_BUFFER_BYTES_MAX", 64<<10, "largest read buffer of one RESP connection, in bytes")
+	ef.duration(&retention, "retention", "ALLOT_RETENTION", inventory.RetentionDefault*time.Millisecond, "how long finished holds and idempotency keys are remembered (by the engine's clock), so that repeats get their first answer")
 	ef.duration(&shutdownTimeout, "shutdown-timeout", "ALLOT_SHUTDOWN_TIMEOUT", 30*time.Second, "how long SIGTERM waits for connections to finish before closing them")
 	ef.string(&pprofAddr, "pprof", "ALLOT_PPROF", "", "serve Go's pprof profiles on this loopback address (empty: off)")
 	if err := parseFlags(fs, args, stdout); err != nil {
@@ -163,7 +166,10 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "allot serve: "+format+"\n", a...) }
 	warnMemoryFS(dir, mode, logf)
 
-	e, err := engine.Open(engine.Config{Dir: dir, Durability: mode, Logger: slog.New(slog.NewTextHandler(stderr, nil))})
+	if retention < time.Millisecond {
+		return &exitError{code: 2, msg: fmt.Sprintf("--retention must be at least 1ms, got %v", retention)}
+	}
+	e, err := engine.Open(engine.Config{Dir: dir, Durability: mode, Retention: retention, Logger: slog.New(slog.NewTextHandler(stderr, nil))})
 	if err != nil {
 		return err
 	}
