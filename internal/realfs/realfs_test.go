@@ -407,4 +407,3 @@ func TestDeletedDataDir(t *testing.T) {
 	}
 	e.Close()
 }
-
