@@ -31,6 +31,10 @@ type hold struct {
 	// other lines, or the same lines in another order, is a mismatch.
 	fingerprint uint64
 	alloc       []holdAlloc // in reply order
+	// reply is alloc as the replies give it, made once: every reply to a
+	// repeat or a read shares it (it never changes), instead of building
+	// a slice per reply.
+	reply []Allocation
 }
 
 type holdAlloc struct {
@@ -229,7 +233,7 @@ func (s *State) hold(op *Op, res *Result) {
 		s.stats.Repeats++
 		res.Repeat = true
 		res.ExpiresAt = h.expiresAt
-		res.Allocations = allocations(h.alloc)
+		res.Allocations = h.reply
 		return
 	}
 	gs, short := s.sumDemand(op.Lines)
@@ -239,12 +243,13 @@ func (s *State) hold(op *Op, res *Result) {
 	}
 	h := &hold{id: op.Hold, state: HoldHeld, expiresAt: s.now + op.TTL, fingerprint: fp}
 	h.alloc = take(gs, make([]holdAlloc, 0, len(gs)))
+	h.reply = allocations(h.alloc)
 	s.holds[op.Hold] = h // replaces a record past its retention, if any
 	s.pushDeadline(deadline{at: h.expiresAt, h: h})
 	s.stats.HoldsActive++
 	res.Changed = true
 	res.ExpiresAt = h.expiresAt
-	res.Allocations = allocations(h.alloc)
+	res.Allocations = h.reply
 }
 
 func (s *State) order(op *Op, res *Result) {
@@ -343,12 +348,12 @@ func (s *State) holdGet(id string, res *Result) {
 		res.Code = CodeNotFound
 		return
 	}
+	// A hold past its deadline that the writer has not expired yet is
+	// still held: its units are not back, and saying otherwise would hide
+	// the expiry lag.
 	res.State = h.state
-	if h.state == HoldHeld && h.expiresAt <= s.now {
-		res.State = HoldExpired // due; the writer's next batch expires it
-	}
 	res.ExpiresAt = h.expiresAt
-	res.Allocations = allocations(h.alloc)
+	res.Allocations = h.reply
 }
 
 // NextDue returns the id of a held hold whose deadline is at or before the

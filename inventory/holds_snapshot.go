@@ -94,6 +94,7 @@ func (s *State) LoadHolds(b []byte) error {
 			}
 			h.alloc = append(h.alloc, holdAlloc{row: r, count: c})
 		}
+		h.reply = allocations(h.alloc)
 		if _, dup := s.holds[h.id]; dup {
 			return fmt.Errorf("hold %q appears twice", h.id)
 		}
