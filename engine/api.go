@@ -19,6 +19,11 @@ type Request struct {
 	// op's outcome otherwise.
 	Result inventory.Result
 	Err    error
+	// Source names who submitted the request, for the fsync group commit
+	// (see Engine.gather): a source submits in rounds and does not submit
+	// again until the round's replies are out, as a RESP connection does.
+	// 0 means a source of its own.
+	Source uint64
 	// Trace is when the request's journal batch was taken, written and
 	// synced, set in fsync mode before Wait returns (for the server's
 	// per-stage timing); zero in the other modes.

@@ -203,12 +203,16 @@ type Engine struct {
 	journaled    int64 // guarded by mu
 	appliedSince int   // requests applied since the last flush; guarded by mu
 
-	// gatherTarget is how many requests the flusher expects before it
+	// gatherTarget is how many sources the flusher expects before it
 	// seals the next fsync frame (gather): those the last batch released,
-	// coming back, and those that arrived while it synced. Guarded by mu.
-	gatherTarget int
-	snapshotting atomic.Bool
-	snapshotWG   sync.WaitGroup
+	// coming back, and those that arrived while it synced. waitingSources
+	// counts the distinct sources of waiting (Request.Source; each request
+	// of source 0 counts apart), sources holds them. Guarded by mu.
+	gatherTarget   int
+	waitingSources int
+	sources        map[uint64]struct{}
+	snapshotting   atomic.Bool
+	snapshotWG     sync.WaitGroup
 
 	requestPool sync.Pool
 	stats       stats
@@ -255,6 +259,7 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	state.SetRetention(cfg.Retention.Milliseconds())
 	e.room = sync.NewCond(&e.mu)
+	e.sources = map[uint64]struct{}{}
 	e.requestPool.New = func() any { return NewRequest() }
 	go e.flusher()
 	if cfg.TickInterval > 0 {
@@ -349,10 +354,16 @@ func (e *Engine) Submit(r *Request) error {
 		replyNow = true
 	default:
 		// fsync: the flusher writes, syncs and replies. It wakes for the
-		// first request, and again when as many are waiting as it expects
-		// (see gather).
+		// first request, and again when as many sources are waiting as it
+		// expects (see gather).
 		e.waiting = append(e.waiting, r)
-		kick = len(e.waiting) == 1 || len(e.waiting) >= e.gatherTarget
+		if r.Source == 0 {
+			e.waitingSources++
+		} else if _, seen := e.sources[r.Source]; !seen {
+			e.sources[r.Source] = struct{}{}
+			e.waitingSources++
+		}
+		kick = len(e.waiting) == 1 || e.waitingSources >= e.gatherTarget
 	}
 	kick = kick && !e.kicked
 	if kick {
@@ -624,9 +635,13 @@ func (e *Engine) flusher() {
 }
 
 // gather is the fsync group commit's wait before it seals a frame: until
-// gatherTarget requests are waiting (the clients the last batch answered,
-// coming back with their next op, and those that arrived during its
-// fdatasync), or for at most one fdatasync (lastSync), or until Close.
+// requests of gatherTarget sources are waiting (the sources the last batch
+// answered, coming back with their next ops, and those that arrived during
+// its fdatasync), or for at most one fdatasync (lastSync), or until Close.
+// Sources, not requests: a connection whose pipeline is waiting sends no
+// more until its replies are out (client.Batcher sends one pipeline after
+// the other on one connection), so counting its requests made the flusher
+// wait, every batch, for ones that could not come.
 //
 // Rejected, measured: sealing at the first arrival. With 16 connections of
 // one op each, the others, a round trip behind, then waited for that whole
@@ -640,7 +655,7 @@ func (e *Engine) flusher() {
 func (e *Engine) gather(timer *time.Timer, lastSync time.Duration) (stopping bool) {
 	e.mu.Lock()
 	target := e.gatherTarget
-	if len(e.waiting) == 0 || len(e.waiting) >= target || e.closed || e.failure != nil || lastSync <= 0 {
+	if len(e.waiting) == 0 || e.waitingSources >= target || e.closed || e.failure != nil || lastSync <= 0 {
 		e.mu.Unlock()
 		return false
 	}
@@ -652,7 +667,7 @@ func (e *Engine) gather(timer *time.Timer, lastSync time.Duration) (stopping boo
 		select {
 		case <-e.kick:
 			e.mu.Lock()
-			done := len(e.waiting) >= target
+			done := e.waitingSources >= target
 			if !done {
 				e.kicked = false
 			}
@@ -679,6 +694,9 @@ func (e *Engine) flush(spare []*Request) ([]*Request, time.Duration) {
 	e.kicked = false
 	batch := e.waiting
 	e.waiting = spare[:0]
+	batchSources := e.waitingSources
+	e.waitingSources = 0
+	clear(e.sources)
 	applied := e.appliedSince
 	e.appliedSince = 0
 	var frame []byte
@@ -735,7 +753,7 @@ func (e *Engine) flush(spare []*Request) ([]*Request, time.Duration) {
 		// the next frame waits for this batch's clients and for those
 		// that arrived during its fdatasync, as one group.
 		e.mu.Lock()
-		e.gatherTarget = min(len(batch)+len(e.waiting), e.cfg.QueueMax)
+		e.gatherTarget = batchSources + e.waitingSources
 		e.mu.Unlock()
 	}
 	for i, r := range batch {

@@ -327,6 +327,7 @@ func (c *respConn) op(name resp.Name, k inventory.Kind, args [][]byte) {
 		c.free = c.free[:n-1]
 	} else {
 		r = engine.NewRequest()
+		r.Source = uint64(c.id)
 	}
 	if detail := resp.DecodeOp(name, args, c.interner, &r.Op); detail != "" {
 		c.free = append(c.free, r)
