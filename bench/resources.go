@@ -18,7 +18,8 @@ type ServerUsage struct {
 	PID       int `json:"pid"`
 	Processes int `json:"processes"`
 	// InProcess is set when the server is the bench's own process (the
-	// embedded store): CPUSeconds then includes the bench's own work.
+	// embedded store): CPUSeconds then includes the bench's own work, and
+	// only that process is measured, not its children.
 	InProcess bool `json:"in_process,omitempty"`
 	// CPUSeconds is user + system time of the whole process tree during
 	// the run, children that exited meanwhile included (their time reaches
@@ -52,6 +53,32 @@ const (
 // read of a tree of a few dozen processes takes about a millisecond.
 const ResourceSampleInterval = 200 * time.Millisecond
 
+// tree returns the processes measured: the server and its descendants,
+// or for an in-process store the bench's own process alone (its children
+// are other stores' servers, a browser in a test: not this store).
+func (m *ServerMeter) tree() ([]int, error) {
+	if m.inProcess {
+		if _, err := m.proc.Stat(m.pid); err != nil {
+			return nil, err
+		}
+		return []int{m.pid}, nil
+	}
+	return m.proc.Tree(m.pid)
+}
+
+// cpu is the CPU time of tree in clock ticks: own and reaped children's
+// for a server's tree, own only for the bench's process.
+func (m *ServerMeter) cpu(tree []int) int64 {
+	if m.inProcess {
+		st, err := m.proc.Stat(m.pid)
+		if err != nil {
+			return 0
+		}
+		return st.UTime + st.STime
+	}
+	return m.proc.TreeCPUTicks(tree)
+}
+
 // ServerMeter measures a server's process tree over a span of a run. The
 // zero of it (nil) measures nothing: every method is safe on nil.
 type ServerMeter struct {
@@ -83,12 +110,12 @@ func StartServerMeter(ctx context.Context, st store.Store) *ServerMeter {
 }
 
 func startMeter(pid int, proc procfs.FS) *ServerMeter {
-	tree, err := proc.Tree(pid)
+	m := &ServerMeter{pid: pid, inProcess: pid == os.Getpid(), proc: proc, stop: make(chan struct{}), done: make(chan struct{})}
+	tree, err := m.tree()
 	if err != nil {
 		return nil
 	}
-	m := &ServerMeter{pid: pid, inProcess: pid == os.Getpid(), proc: proc, stop: make(chan struct{}), done: make(chan struct{})}
-	m.cpuStart = proc.TreeCPUTicks(tree)
+	m.cpuStart = m.cpu(tree)
 	m.sampleRSS(tree)
 	go m.loop()
 	return m
@@ -103,7 +130,7 @@ func (m *ServerMeter) loop() {
 		case <-m.stop:
 			return
 		case <-t.C:
-			if tree, err := m.proc.Tree(m.pid); err == nil {
+			if tree, err := m.tree(); err == nil {
 				m.sampleRSS(tree)
 			}
 		}
@@ -130,12 +157,12 @@ func (m *ServerMeter) Stop(ops int64, span string) *ServerUsage {
 	}
 	close(m.stop)
 	<-m.done
-	tree, err := m.proc.Tree(m.pid)
+	tree, err := m.tree()
 	if err != nil {
 		return nil
 	}
 	m.sampleRSS(tree)
-	cpu := m.proc.TreeCPUTicks(tree) - m.cpuStart
+	cpu := m.cpu(tree) - m.cpuStart
 	u := &ServerUsage{PID: m.pid, Processes: len(tree), InProcess: m.inProcess,
 		CPUSeconds: float64(max(cpu, 0)) / procfs.ClockTicks, RSSPeakBytes: m.rssPeak, Samples: m.samples, Span: span}
 	if ops > 0 {

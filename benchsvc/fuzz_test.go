@@ -42,7 +42,7 @@ func FuzzGenLoad(f *testing.F) {
 		if g.Threads < 1 || g.TimeInMilis < 1 || g.Load < 1 || g.RequestType == "" {
 			t.Fatalf("accepted %q as %+v", body, g)
 		}
-		_ = GenLoadArgs("embedded", g)
+		_ = GenLoadArgs("embedded", g, GenLoadOps(g))
 	})
 }
 
@@ -73,7 +73,7 @@ func FuzzHandler(f *testing.F) {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
 		switch w.Code {
-		case http.StatusAccepted, http.StatusBadRequest, http.StatusNotFound, http.StatusOK, http.StatusBadGateway, http.StatusMovedPermanently, http.StatusMethodNotAllowed:
+		case http.StatusAccepted, http.StatusBadRequest, http.StatusNotFound, http.StatusOK, http.StatusBadGateway, http.StatusUnprocessableEntity, http.StatusMovedPermanently, http.StatusMethodNotAllowed:
 		default:
 			t.Fatalf("POST %s %q: %d %s", path, body, w.Code, w.Body)
 		}

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"allot/bench"
 )
 
 // GenLoad is the body of the seed load-test bench's
@@ -51,10 +53,10 @@ const (
 	genLoadLoadMax    = 1000           // records per transaction (rw's --batch bound)
 	genLoadTimeMax    = 60 * 60 * 1000 // one hour
 	// genLoadOpsPerMs sizes --ops so that the time, not the op count,
-	// ends the run on any store this machine runs (500K ops/s); rw
-	// prepares some of its records up front, so it cannot be unbounded.
-	genLoadOpsPerMs = 500
-	genLoadOpsMax   = 100_000_000
+	// ends a run on records on any store this machine runs (2M ops/s);
+	// rw allocates nothing per op for records, so the bound costs nothing.
+	genLoadOpsPerMs = 2000
+	genLoadOpsMax   = 1 << 30
 	genLoadTypes    = "READ, WRITE, MODIFY or MODIFY_LOCKED"
 )
 
@@ -111,22 +113,29 @@ func ParseGenLoad(body []byte) (GenLoad, error) {
 	return g, nil
 }
 
+// GenLoadOps returns the --ops of a gen-load request: enough that the
+// time ends the run. Config.GenLoadOps overrides it per store (a queue's
+// READ consumes messages published before the run, one per op).
+func GenLoadOps(g GenLoad) int64 {
+	return min(g.TimeInMilis*genLoadOpsPerMs, genLoadOpsMax)
+}
+
 // GenLoadArgs is the bench command line a gen-load request becomes:
 //
 //	threads       -> --workers
-//	timeInMilis   -> --duration (ms), and --ops sized so that the time ends the run
+//	timeInMilis   -> --duration (ms), and --ops (GenLoadOps) sized so that the time ends the run
 //	requestType   -> --request-type
 //	transactional -> --transactional, and load -> --batch (records per transaction)
 //	durable       -> --durable and --durability fsync (true) or write (false):
 //	                 the store's durable setting against its fast one
 //	lock          -> --lock
-func GenLoadArgs(storeName string, g GenLoad) []string {
+func GenLoadArgs(storeName string, g GenLoad, ops int64) []string {
 	args := []string{
 		"--workload=rw",
 		"--stores=" + storeName,
 		"--workers=" + strconv.Itoa(g.Threads),
 		"--duration=" + strconv.FormatInt(g.TimeInMilis, 10) + "ms",
-		"--ops=" + strconv.FormatInt(min(g.TimeInMilis*genLoadOpsPerMs, genLoadOpsMax), 10),
+		"--ops=" + strconv.FormatInt(ops, 10),
 		"--request-type=" + g.RequestType,
 		"--transactional=" + strconv.FormatBool(g.Transactional),
 		"--durable=" + strconv.FormatBool(g.Durable),
@@ -158,7 +167,11 @@ func (s *Service) serveGenLoad(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	storeName := r.PathValue("store")
-	rec, err := s.Submit(json.RawMessage(bytes.TrimSpace(body)), GenLoadArgs(storeName, g))
+	ops := GenLoadOps(g)
+	if s.cfg.GenLoadOps != nil {
+		ops = s.cfg.GenLoadOps(storeName, g)
+	}
+	rec, err := s.Submit(json.RawMessage(bytes.TrimSpace(body)), GenLoadArgs(storeName, g, ops))
 	if err != nil {
 		writeSubmitError(w, err)
 		return
@@ -182,13 +195,18 @@ func (s *Service) serveGenLoad(w http.ResponseWriter, r *http.Request) {
 		reply.OpsPerSec = float64(reply.Count) / seconds
 	}
 	status := http.StatusOK
-	if len(rec.Results) == 0 || rec.Results[0].Status == "server_down" || rec.Results[0].Status == "failed" {
+	if len(rec.Results) == 0 || rec.Results[0].Status == bench.StatusServerDown || rec.Results[0].Status == bench.StatusFailed {
+		// The store could not run it: 422 when it cannot express the
+		// request (a queue has no record to MODIFY), 502 when it failed.
 		status = http.StatusBadGateway
 		if reply.Error == "" {
 			reply.Error = fmt.Sprintf("the run ended %s without a result", rec.State)
 		}
 		if len(rec.Results) > 0 && rec.Results[0].Error != "" {
 			reply.Error = rec.Results[0].Error
+		}
+		if strings.Contains(reply.Error, bench.ErrUnsupported.Error()) {
+			status = http.StatusUnprocessableEntity
 		}
 	}
 	writeJSON(w, status, reply)

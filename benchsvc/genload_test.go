@@ -18,14 +18,14 @@ func TestParseGenLoadSeedBody(t *testing.T) {
 	if g != want {
 		t.Errorf("parsed %+v, want %+v", g, want)
 	}
-	got := strings.Join(GenLoadArgs("mysql", g), " ")
-	wantArgs := "--workload=rw --stores=mysql --workers=5 --duration=1000ms --ops=500000 --request-type=READ --transactional=false --durable=true --durability=fsync"
+	got := strings.Join(GenLoadArgs("mysql", g, GenLoadOps(g)), " ")
+	wantArgs := "--workload=rw --stores=mysql --workers=5 --duration=1000ms --ops=2000000 --request-type=READ --transactional=false --durable=true --durability=fsync"
 	if got != wantArgs {
 		t.Errorf("args\n %s\nwant\n %s", got, wantArgs)
 	}
 	g = GenLoad{Threads: 2, Load: 20, TimeInMilis: 5000, Transactional: true, RequestType: "MODIFY_LOCKED", Lock: "soft"}
-	got = strings.Join(GenLoadArgs("rabbitmq", g), " ")
-	for _, w := range []string{"--batch=20", "--durable=false", "--durability=write", "--lock=soft", "--transactional=true", "--ops=2500000"} {
+	got = strings.Join(GenLoadArgs("rabbitmq", g, GenLoadOps(g)), " ")
+	for _, w := range []string{"--batch=20", "--durable=false", "--durability=write", "--lock=soft", "--transactional=true", "--ops=10000000"} {
 		if !strings.Contains(got, w) {
 			t.Errorf("args %s lack %s", got, w)
 		}

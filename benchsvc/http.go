@@ -50,7 +50,11 @@ func (s *Service) Handler() http.Handler {
 	return mux
 }
 
-// auth checks the bearer token when the service has one.
+// tokenCookie carries the token for what a browser loads without script.
+const tokenCookie = "allot_bench_token"
+
+// auth checks the bearer token (header, or the page's cookie) when the
+// service has one.
 func (s *Service) auth(h http.HandlerFunc) http.HandlerFunc {
 	if s.cfg.Token == "" {
 		return h
@@ -58,6 +62,12 @@ func (s *Service) auth(h http.HandlerFunc) http.HandlerFunc {
 	want := []byte("Bearer " + s.cfg.Token)
 	return func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(r.Header.Get("Authorization"))
+		// The page's report frame cannot send a header: it sends the
+		// token the page was given as a SameSite=Strict cookie, which no
+		// other site's page can make a browser send.
+		if c, err := r.Cookie(tokenCookie); err == nil && len(got) == 0 {
+			got = []byte("Bearer " + c.Value)
+		}
 		if subtle.ConstantTimeCompare(got, want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="allot bench"`)
 			writeError(w, http.StatusUnauthorized, "unauthorized", "this service needs Authorization: Bearer <token>")

@@ -43,12 +43,10 @@ func renderPage() {
 			return
 		}
 	}
-	// The page talks to its own origin only (connect-src 'self'); reports
-	// open in a frame from a blob: URL, which the page makes from what it
-	// fetched (so that a token header reaches the API). Nothing else
-	// loads.
+	// The page talks to its own origin only (connect-src 'self') and
+	// shows reports in a frame from it. Nothing else loads.
 	page.csp = "default-src 'none'; script-src " + scriptHash(uplot) + " " + scriptHash(pageJS) +
-		"; style-src 'unsafe-inline'; connect-src 'self'; frame-src blob:; img-src data:; base-uri 'none'; form-action 'none'"
+		"; style-src 'unsafe-inline'; connect-src 'self'; frame-src 'self'; img-src data:; base-uri 'none'; form-action 'none'"
 	t, err := template.New("page").Parse(pageHTML)
 	if err != nil {
 		page.err = err

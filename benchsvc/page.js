@@ -11,6 +11,10 @@
   });
   var $ = function (id) { return document.getElementById(id); };
   var token = sessionStorage.getItem("allot-bench-token") || "";
+  function setCookie() {
+    document.cookie = "allot_bench_token=" + encodeURIComponent(token) + "; path=/; SameSite=Strict";
+  }
+  if (token) setCookie();
   var live = { id: null, abort: null, t: [], ops: [], p99: [] };
   var ticked = [];
 
@@ -35,6 +39,7 @@
   function setStatus(text, bad) { var s = $("status"); s.textContent = text; s.className = bad ? "error" : "muted"; }
   function fmt(v, digits) {
     if (v === undefined || v === null || isNaN(v)) return "–";
+    if (Number.isInteger(v) && v < 1000) return String(v);
     if (v >= 1000) return Math.round(v).toLocaleString("en");
     return Number(v).toFixed(digits === undefined ? 2 : digits);
   }
@@ -97,6 +102,7 @@
       $("live-figures").textContent = ev.store + ": " + fmt(ev.ops_per_sec, 0) + " ops/s, p99 " + fmt(ev.p99_ms, 3) + " ms, " + ev.errors + " errors, " + ev.ops_done + " of " + ev.ops_total + " ops";
     } else if (name === "end") {
       root.dataset.liveState = ev.state;
+      setStatus("run " + ev.id + " " + ev.state, ev.state === "failed");
       $("live-title").textContent = ev.id + " — " + ev.state + (ev.error ? ": " + ev.error : "");
       $("live-cancel").disabled = true;
       refreshHistory();
@@ -181,16 +187,13 @@
       root.dataset.compared = ids.join(",");
     }).catch(function (e) { setStatus(e.message, true); });
   }
+  // The report opens from its own URL, so that its own policy and
+  // scripts apply (a blob: made here would inherit this page's policy and
+  // its scripts would be refused); the token reaches it as a cookie.
   function openReport(path) {
-    fetch(path, { headers: headers(false) }).then(function (r) {
-      if (!r.ok) throw new Error("report: " + r.status);
-      return r.text();
-    }).then(function (html) {
-      var url = URL.createObjectURL(new Blob([html], { type: "text/html" }));
-      $("report-frame").src = url;
-      $("report").hidden = false;
-      $("report").scrollIntoView();
-    }).catch(function (e) { setStatus(e.message, true); });
+    $("report-frame").src = path;
+    $("report").hidden = false;
+    $("report").scrollIntoView();
   }
 
   // The form.
@@ -223,7 +226,7 @@
   $("report-close").addEventListener("click", function () { $("report").hidden = true; });
   $("live-cancel").addEventListener("click", function () { if (live.id) api("DELETE", "/v1/runs/" + live.id).catch(function (e) { setStatus(e.message, true); }); });
   $("token").value = token;
-  $("token").addEventListener("change", function () { token = $("token").value; sessionStorage.setItem("allot-bench-token", token); start(); });
+  $("token").addEventListener("change", function () { token = $("token").value; sessionStorage.setItem("allot-bench-token", token); setCookie(); start(); });
 
   function start() {
     return api("GET", "/v1/info").then(function (info) {

@@ -70,6 +70,9 @@ type Config struct {
 	Now func() time.Time
 	// Stores and Workloads name what the page's form offers.
 	Stores, Workloads []string
+	// GenLoadOps, when set, sizes the --ops of a gen-load request on a
+	// store (default GenLoadOps).
+	GenLoadOps func(store string, g GenLoad) int64
 	// Environment describes the machine, for the reports (JSON of
 	// internal/sysinfo); nil leaves it out.
 	Environment json.RawMessage

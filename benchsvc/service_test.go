@@ -326,6 +326,12 @@ func TestToken(t *testing.T) {
 	if code, _ := do(t, "GET", srv.URL+"/v1/runs", "", "Authorization", "Bearer s3cret"); code != http.StatusOK {
 		t.Errorf("right token: %d", code)
 	}
+	if code, _ := do(t, "GET", srv.URL+"/v1/runs", "", "Cookie", "allot_bench_token=s3cret"); code != http.StatusOK {
+		t.Errorf("token cookie: %d", code)
+	}
+	if code, _ := do(t, "GET", srv.URL+"/v1/runs", "", "Cookie", "allot_bench_token=wrong"); code != http.StatusUnauthorized {
+		t.Errorf("wrong token cookie: %d", code)
+	}
 	if code, _ := do(t, "POST", srv.URL+"/test/gen-load/embedded", `{}`); code != http.StatusUnauthorized {
 		t.Errorf("gen-load without token: %d", code)
 	}

@@ -28,6 +28,8 @@ type page struct {
 	CSP         string
 	Runs        []runView
 	HasOpenLoop bool
+	// HasServer is set when some run measured its server's CPU and memory.
+	HasServer bool
 	// CommonWorkload is set when every run replayed the same workload: the
 	// table then names it once instead of in a column.
 	CommonWorkload  string
@@ -82,6 +84,10 @@ type runView struct {
 	Violations      []string
 	ViolationCount  int
 	ViolationsMore  int
+	// CPUPerOp, ServerCPU and ServerMB are the server's resource cost
+	// ("–" when not measured); ServerNote says what they cover.
+	CPUPerOp, ServerCPU, ServerMB string
+	ServerNote                    string
 }
 
 type serverView struct {
@@ -114,6 +120,9 @@ func newPage(f *bench.ResultsFile) (*page, *chartSet) {
 		}
 		if r.OpenLoop != nil {
 			p.HasOpenLoop = true
+		}
+		if r.Server != nil {
+			p.HasServer = true
 		}
 		if r.Sweep != nil {
 			p.HasSweep = true
@@ -170,6 +179,19 @@ func newRunView(i int, r *bench.Result, label string, color int) runView {
 	}
 	if v.Status == "" {
 		v.Status = "unknown"
+	}
+	v.CPUPerOp, v.ServerCPU, v.ServerMB = "–", "–", "–"
+	if u := r.Server; u != nil {
+		v.CPUPerOp = strconv.FormatFloat(u.CPUMicrosPerOp, 'f', 1, 64)
+		v.ServerCPU = strconv.FormatFloat(u.CPUSeconds, 'f', 2, 64)
+		v.ServerMB = strconv.FormatFloat(float64(u.RSSPeakBytes)/(1<<20), 'f', 0, 64)
+		v.ServerNote = fmt.Sprintf("pid %d, %d processes", u.PID, u.Processes)
+		if u.Span == bench.SpanRun {
+			v.ServerNote += "; the whole store run, loading and checking included"
+		}
+		if u.InProcess {
+			v.ServerNote += "; in the bench's process: its CPU includes the bench's own"
+		}
 	}
 	if r.Sweep != nil {
 		v.Sweep = r.Sweep.Label

@@ -83,6 +83,7 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 // the lists the page's form offers.
 func newBenchService(ctx context.Context, cfg benchsvc.Config) (*benchsvc.Service, error) {
 	cfg.Parse = parseServedBench
+	cfg.GenLoadOps = genLoadOps
 	for _, r := range store.Registered() {
 		cfg.Stores = append(cfg.Stores, r.Name)
 	}
@@ -161,4 +162,20 @@ func (s *servedJob) Run(ctx context.Context, progress func(int, bench.Progress),
 		err = errors.New(ee.msg)
 	}
 	return table.String(), err
+}
+
+// genLoadQueueOpsPerThreadMs sizes a gen-load READ on a queue: rw
+// publishes one message per op before the run, which the run consumes, so
+// a bound sized for records (millions) would spend minutes publishing.
+// Three messages per thread per millisecond is several times what a
+// durable queue here consumes (about 1.3 per thread per ms); a run that
+// drains them ends early and says so in timeMs.
+const genLoadQueueOpsPerThreadMs = 3
+
+// genLoadOps sizes --ops of a gen-load request (benchsvc.Config.GenLoadOps).
+func genLoadOps(storeName string, g benchsvc.GenLoad) int64 {
+	if reg, err := store.Lookup(storeName); err == nil && reg.Server == "rabbitmq" && g.RequestType == "READ" {
+		return int64(g.Threads) * g.TimeInMilis * genLoadQueueOpsPerThreadMs
+	}
+	return benchsvc.GenLoadOps(g)
 }

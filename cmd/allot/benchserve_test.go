@@ -1,0 +1,266 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"allot/benchsvc"
+	"allot/internal/cdp"
+)
+
+func newTestBenchService(t *testing.T) (*benchsvc.Service, *httptest.Server) {
+	t.Helper()
+	svc, err := newBenchService(context.Background(), benchsvc.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(svc.Handler())
+	t.Cleanup(func() { svc.Close(); srv.Close() })
+	return svc, srv
+}
+
+func postJSON(t *testing.T, url, body string) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	json.NewDecoder(resp.Body).Decode(&m)
+	return resp.StatusCode, m
+}
+
+// TestBenchServeRunsTheCLIJob runs a small job over HTTP through the
+// command line's own parser and checks that the result is the CLI's JSON
+// object, resource figures included.
+func TestBenchServeRunsTheCLIJob(t *testing.T) {
+	svc, srv := newTestBenchService(t)
+	code, m := postJSON(t, srv.URL+"/v1/runs", `{"stores":["embedded"],"preset":"hot","ops":2000,"workers":4,"durability":"write"}`)
+	if code != http.StatusAccepted {
+		t.Fatalf("POST /v1/runs: %d %v", code, m)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rec, err := svc.Wait(ctx, m["id"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.State != benchsvc.StateDone || len(rec.Results) != 1 {
+		t.Fatalf("run: %s %s, %d results\n%s", rec.State, rec.Error, len(rec.Results), rec.Table)
+	}
+	r := rec.Results[0]
+	if r.Store != "embedded" || r.Workload.Name != "hot" || r.Ops != 2000 || !r.Check.OK || r.Workers != 4 {
+		t.Errorf("result: %+v", r)
+	}
+	if r.Server == nil || !r.Server.InProcess || r.Server.CPUSeconds <= 0 || r.Server.RSSPeakBytes <= 0 {
+		t.Errorf("resource figures: %+v", r.Server)
+	}
+	if !strings.Contains(rec.Table, "check: OK") || !strings.Contains(rec.Table, "cpu µs/op") {
+		t.Errorf("table:\n%s", rec.Table)
+	}
+	for body, want := range map[string]int{
+		`{"stores":["no-such-store"]}`:    http.StatusNotFound,
+		`{"workers":0}`:                   http.StatusBadRequest,
+		`{"no_such_flag":true}`:           http.StatusBadRequest,
+		`{"workload":"no-such-workload"}`: http.StatusBadRequest,
+		`{"help":true}`:                   http.StatusBadRequest,
+		`{"preset":"nope"}`:               http.StatusBadRequest,
+	} {
+		if code, m := postJSON(t, srv.URL+"/v1/runs", body); code != want {
+			t.Errorf("%s: %d %v, want %d", body, code, m, want)
+		}
+	}
+}
+
+// TestGenLoadSeedBody answers the seed bench's exact body on the embedded
+// store (the peers' servers are exercised by the integration runs).
+func TestGenLoadSeedBody(t *testing.T) {
+	_, srv := newTestBenchService(t)
+	code, m := postJSON(t, srv.URL+"/test/gen-load/embedded", `{"threads":5,"load":1,"timeInMilis":1000,"transactional":false,"durable":true,"requestType":"READ"}`)
+	if code != http.StatusOK {
+		t.Fatalf("gen-load: %d %v", code, m)
+	}
+	count, _ := m["count"].(float64)
+	timeMs, _ := m["timeMs"].(float64)
+	if count < 100 || timeMs < 900 || timeMs > 3000 || m["state"] != benchsvc.StateDone {
+		t.Errorf("reply %v: want a count of reads over about 1000 ms", m)
+	}
+}
+
+// TestGenLoadSeedBodyOnPeers sends the seed's exact curl body to the
+// stores the seed measured: MySQL InnoDB and MyISAM (MariaDB here) and
+// RabbitMQ. Their servers come from `allot services up`; without them the
+// test skips, except under CI=true, where it fails.
+func TestGenLoadSeedBodyOnPeers(t *testing.T) {
+	_, srv := newTestBenchService(t)
+	for _, name := range []string{"mysql", "mysql-myisam", "rabbitmq"} {
+		code, m := postJSON(t, srv.URL+"/test/gen-load/"+name, `{"threads":5,"load":1,"timeInMilis":1000,"transactional":false,"durable":true,"requestType":"READ"}`)
+		if code != http.StatusOK {
+			if strings.Contains(fmt.Sprint(m["error"]), "not reachable") && os.Getenv("CI") != "true" {
+				t.Skipf("%s: %v (run allot services up)", name, m["error"])
+			}
+			t.Errorf("%s: %d %v", name, code, m)
+			continue
+		}
+		count, _ := m["count"].(float64)
+		timeMs, _ := m["timeMs"].(float64)
+		if count < 10 || timeMs < 900 || timeMs > 5000 {
+			t.Errorf("%s: reply %v", name, m)
+		}
+		t.Logf("%s: %v", name, m)
+	}
+}
+
+func chromiumBin(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium is not installed (scripts/test installs it)")
+	}
+	t.Skip("chromium is not installed (scripts/test installs it)")
+	return ""
+}
+
+// TestBenchServePageInChromium opens the page in a real headless
+// Chromium, starts a run against the embedded store from the form, sees
+// the live throughput chart draw samples as they stream in, sees the
+// finished run in the history, compares it with a second run and opens
+// its report. ALLOT_BENCH_SERVE_SHOT=docs/bench-serve.png keeps the
+// screenshot.
+func TestBenchServePageInChromium(t *testing.T) {
+	bin := chromiumBin(t)
+	svc, srv := newTestBenchService(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	b, err := cdp.Launch(ctx, bin, t.TempDir(), 1280, 1400)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.Navigate(ctx, srv.URL+"/"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitFor(ctx, "the page to load", `document.documentElement.dataset.ready === "true"`); err != nil {
+		t.Fatal(err)
+	}
+	// Fill the form as a user would and press Start: an open-loop run of
+	// 4 s, so that the one-a-second samples have time to arrive.
+	fill := `(function () {
+		var set = function (id, v) { var e = document.getElementById(id); e.value = v; e.dispatchEvent(new Event("input")); };
+		Array.prototype.forEach.call(document.getElementById("f-stores").options, function (o) { o.selected = o.value === "embedded"; });
+		document.getElementById("f-workload").value = "ims";
+		set("f-preset", "hot"); set("f-ops", ""); set("f-workers", "4"); set("f-durability", "write");
+		set("f-duration", "4s"); set("f-rate", "3000");
+		document.getElementById("f-submit").click();
+		return true;
+	})()`
+	if err := b.Eval(ctx, fill, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitFor(ctx, "the run to start", `document.documentElement.dataset.liveRun`); err != nil {
+		var formErr string
+		b.Eval(ctx, `document.getElementById("form-error").textContent`, &formErr)
+		t.Fatalf("%v; form says %q", err, formErr)
+	}
+	var id string
+	b.Eval(ctx, `document.documentElement.dataset.liveRun`, &id)
+	// The live chart: two samples streamed in while the run goes on, and
+	// the canvas holds the throughput line's blue.
+	if err := b.WaitFor(ctx, "two live samples", `Number(document.documentElement.dataset.livePoints) >= 2`); err != nil {
+		t.Fatal(err)
+	}
+	var state string
+	b.Eval(ctx, `document.documentElement.dataset.liveState`, &state)
+	rec, _ := svc.Get(id)
+	if rec.State != benchsvc.StateRunning || state != "running" {
+		t.Errorf("the samples arrived when the run was %s (page: %s), not while it ran", rec.State, state)
+	}
+	bluePixels := `(function () {
+		var c = document.querySelector("#chart-ops canvas"); if (!c) return -1;
+		var d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data, n = 0;
+		for (var i = 0; i < d.length; i += 4) if (d[i+3] > 0 && d[i+2] > 150 && d[i] < 120) n++;
+		return n; })()`
+	var blue int
+	if err := b.Eval(ctx, bluePixels, &blue); err != nil || blue < 50 {
+		t.Errorf("the live throughput chart has %d blue pixels (%v): the line is not drawn", blue, err)
+	}
+	// The finished run in the history.
+	if err := b.WaitFor(ctx, "the run to finish in the history", `document.querySelector('#history-table tr[data-id="`+id+`"][data-state="done"]')`); err != nil {
+		rec, _ := svc.Get(id)
+		t.Fatalf("%v; run %s %s\n%s", err, rec.State, rec.Error, rec.Table)
+	}
+	var row string
+	b.Eval(ctx, `document.querySelector('#history-table tr[data-id="`+id+`"]').textContent`, &row)
+	rec, _ = svc.Get(id)
+	if len(rec.Results) != 1 || !strings.Contains(row, "embedded") || rec.Results[0].OpsPerSec <= 0 {
+		t.Errorf("history row %q, results %+v", row, rec.Results)
+	}
+	// A second, short run, then the compare view of the two.
+	code, m := postJSON(t, srv.URL+"/v1/runs", `{"stores":["embedded"],"preset":"hot","ops":3000,"workers":8,"durability":"write"}`)
+	if code != http.StatusAccepted {
+		t.Fatalf("second run: %d %v", code, m)
+	}
+	id2 := m["id"].(string)
+	if _, err := svc.Wait(ctx, id2); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitFor(ctx, "the second run in the history", `document.querySelector('#history-table tr[data-id="`+id2+`"][data-state="done"]')`); err != nil {
+		t.Fatal(err)
+	}
+	compare := `(function () {
+		["` + id + `", "` + id2 + `"].forEach(function (id) {
+			var box = document.querySelector('#history-table tr[data-id="' + id + '"] input'); box.checked = true; box.dispatchEvent(new Event("change"));
+		});
+		document.getElementById("compare").click(); return true; })()`
+	if err := b.Eval(ctx, compare, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitFor(ctx, "the compare view", `document.documentElement.dataset.compared && document.querySelectorAll("#compare-table tr").length >= 8`); err != nil {
+		t.Fatal(err)
+	}
+	// The first run's report, in the page's frame.
+	if err := b.Eval(ctx, `document.querySelector('#history-table tr[data-id="`+id+`"] button').click(), true`, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitFor(ctx, "the report in its frame", `(function () { var d = document.getElementById("report-frame").contentDocument; return d && d.querySelector("#comparison") && d.documentElement.getAttribute("data-ready") === "true"; })()`); err != nil {
+		t.Fatal(err)
+	}
+	var jsErrors string
+	b.Eval(ctx, `document.documentElement.dataset.jsErrors`, &jsErrors)
+	if jsErrors != "0" {
+		t.Errorf("%s script errors on the page", jsErrors)
+	}
+	b.Eval(ctx, `document.getElementById("report").hidden = true, window.scrollTo(0, 0), true`, nil)
+	shot, err := b.Screenshot(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil || img.Bounds().Dx() != 1280 {
+		t.Fatalf("screenshot: %v %v", err, img.Bounds())
+	}
+	path := os.Getenv("ALLOT_BENCH_SERVE_SHOT")
+	if path == "" {
+		path = filepath.Join(t.TempDir(), "bench-serve.png")
+	}
+	if err := os.WriteFile(path, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
+}
