@@ -47,6 +47,9 @@ type State struct {
 
 	stats Stats
 
+	// opArg is the copy of the op being applied (see Apply).
+	opArg Op
+
 	// Scratch buffers, reused across ops.
 	demandScratch []demandGroup
 	allocScratch  []holdAlloc
@@ -155,6 +158,17 @@ func (g *group) available() int64 {
 // not keep it, nor op.Lines. An op that changes nothing says so
 // (Result.Changed false); only ops that changed state are journaled.
 func (s *State) Apply(op *Op, lines []Line) Result {
+	// The op goes through the descriptor's functions, which the compiler
+	// cannot see into: a pointer to the caller's op would make every
+	// caller's op escape to the heap (an allocation per op on the memory
+	// store). A copy kept in the state costs a copy of the struct instead.
+	s.opArg = *op
+	res := s.apply(&s.opArg, lines)
+	s.opArg = Op{}
+	return res
+}
+
+func (s *State) apply(op *Op, lines []Line) Result {
 	if d := op.Check(); d != "" {
 		return Result{Code: CodeInvalid, Detail: d}
 	}
