@@ -10,14 +10,18 @@ import (
 
 // allowed maps a package (or a prefix ending in "/") to the allot packages
 // it may import. A package matched by no rule may import anything.
+//
+// catalog is a leaf like vfs: the pure catalog index (folding, ordering,
+// search) that the state machine keeps beside the rows.
 var allowed = map[string][]string{
-	"allot/inventory": {},
+	"allot/catalog":   {},
+	"allot/inventory": {"allot/catalog"},
 	"allot/vfs":       {},
-	"allot/journal":   {"allot/inventory", "allot/vfs"},
-	"allot/engine":    {"allot/inventory", "allot/journal", "allot/vfs"},
-	"allot/store":     {"allot/inventory"},
+	"allot/journal":   {"allot/inventory", "allot/catalog", "allot/vfs"},
+	"allot/engine":    {"allot/inventory", "allot/catalog", "allot/journal", "allot/vfs"},
+	"allot/store":     {"allot/inventory", "allot/catalog"},
 	"allot/workload":  {"allot/inventory"},
-	"allot/client":    {"allot/inventory"},
+	"allot/client":    {"allot/inventory", "allot/catalog"},
 }
 
 // forbidden lists imports no package under a prefix may have.
