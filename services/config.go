@@ -37,7 +37,7 @@ const (
 )
 
 // Names lists every server this package knows, in the order Up starts them.
-func Names() []string { return []string{Postgres, MariaDB, Redis, Tarantool, RabbitMQ} }
+func Names() []string { return []string{Postgres, MariaDB, Redis, Tarantool, RabbitMQ, DTM} }
 
 // Config says where the servers live and how durable they are.
 type Config struct {

@@ -81,6 +81,8 @@ func serverByName(name string) (server, error) {
 		return tarantoolServer{}, nil
 	case RabbitMQ:
 		return rabbitmqServer{}, nil
+	case DTM:
+		return dtmServer{}, nil
 	}
 	return nil, fmt.Errorf("services: unknown server %q (known: %v)", name, Names())
 }

@@ -1,0 +1,223 @@
+package services
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"allot/store"
+)
+
+// DTM is the name of the dtm transaction manager (sagas), the peer of the
+// order workload.
+const DTM = "dtm"
+
+// DTMVersion is the dtm release Up builds. Its module downloads at this
+// pinned version but `go install` refuses it (the proxy does not list its
+// versions), so Up builds it from the downloaded module.
+const DTMVersion = "v1.17.3"
+
+// DTMURL is the HTTP API of the dtm server Up starts with the default
+// Config (its gRPC port is the next one, its JSON-RPC port the one after).
+const DTMURL = "http://127.0.0.1:16789/api/dtmsvr"
+
+// dtmServer runs dtm built from source, its transactions stored on the
+// project's Redis (started first if needed) under the key prefix
+// {allot-dtm}, all ports on loopback. Its binary is built once per
+// version into the user's cache directory ($XDG_CACHE_HOME or ~/.cache,
+// allot/dtm/<version>/dtm), outside the checkout, so that a second run (CI
+// on the same machine, a colleague's tests) does not build it again; a
+// build takes a few minutes.
+//
+// dtm has no durability of its own: its state is Redis's, so the
+// durability it reports and switches is Redis's.
+type dtmServer struct{}
+
+func (dtmServer) name() string                { return DTM }
+func (dtmServer) basePort() int               { return 16789 }
+func (dtmServer) packages() []string          { return nil }
+func (dtmServer) runAs() string               { return "" }
+func (dtmServer) exeNames() []string          { return []string{"dtm"} }
+func (dtmServer) pidFile(in *instance) string { return filepath.Join(in.dir, "dtm.pid") }
+func (dtmServer) logFile(in *instance) string { return filepath.Join(in.dir, "dtm.log") }
+func (dtmServer) stopSignal() syscall.Signal  { return syscall.SIGTERM }
+
+// installed: dtm is built, not installed from Debian, and start builds it
+// when the cache lacks it.
+func (dtmServer) installed() bool { return true }
+
+// DTMBinary is where the dtm binary of DTMVersion is kept.
+func DTMBinary() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("services: dtm: no cache directory: %w", err)
+	}
+	return filepath.Join(dir, "allot", "dtm", DTMVersion, "dtm"), nil
+}
+
+// buildDTM builds dtm into DTMBinary unless it is there: go mod download
+// of the pinned module, a writable copy of its directory, go build. One
+// build at a time per machine (a lock beside the binary).
+func buildDTM(ctx context.Context, log io.Writer) (string, error) {
+	bin, err := DTMBinary()
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		return "", fmt.Errorf("services: dtm: %w", err)
+	}
+	lock, err := lockFile(ctx, bin+".lock")
+	if err != nil {
+		return "", err
+	}
+	defer lock.unlock()
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("services: dtm is built from source and needs the go command: %w", err)
+	}
+	fmt.Fprintf(log, "dtm: building %s into %s (once per version; a few minutes)\n", DTMVersion, bin)
+	work, err := os.MkdirTemp(filepath.Dir(bin), "build-")
+	if err != nil {
+		return "", fmt.Errorf("services: dtm: %w", err)
+	}
+	defer os.RemoveAll(work)
+	gocmd := func(dir string, args ...string) ([]byte, error) {
+		cmd := exec.CommandContext(ctx, goBin, args...)
+		cmd.Dir = dir
+		// Outside any module: the download and the build use dtm's own
+		// go.mod and go.sum, whatever GOFLAGS the caller has.
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GO111MODULE=on", "GOWORK=off")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, tailOf(stderr.String(), logTailLines))
+		}
+		return out, nil
+	}
+	out, err := gocmd(work, "mod", "download", "-json", "github.com/dtm-labs/dtm@"+DTMVersion)
+	if err != nil {
+		return "", fmt.Errorf("services: dtm: %w", err)
+	}
+	var mod struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
+		return "", fmt.Errorf("services: dtm: go mod download gave no directory (%s): %v", mod.Error, err)
+	}
+	src := filepath.Join(work, "src")
+	// The module cache is read-only; go build wants to write nothing there,
+	// but copying keeps the build from depending on that.
+	if err := os.CopyFS(src, os.DirFS(mod.Dir)); err != nil {
+		return "", fmt.Errorf("services: dtm: copying %s: %w", mod.Dir, err)
+	}
+	if _, err := gocmd(src, "build", "-o", bin+".tmp", "."); err != nil {
+		return "", fmt.Errorf("services: dtm: %w", err)
+	}
+	if err := os.Rename(bin+".tmp", bin); err != nil {
+		return "", fmt.Errorf("services: dtm: %w", err)
+	}
+	return bin, nil
+}
+
+// redisInstance is the Redis dtm stores on: the one Up starts from the
+// same Config.
+func (dtmServer) redisInstance(in *instance) (*instance, error) {
+	return newInstance(in.cfg, redisServer{})
+}
+
+func (s dtmServer) start(ctx context.Context, in *instance) (int, error) {
+	bin, err := buildDTM(ctx, in.cfg.Log)
+	if err != nil {
+		return 0, err
+	}
+	rcfg := *in.cfg
+	rcfg.Durability = ""
+	if err := Up(ctx, rcfg, Redis); err != nil {
+		return 0, fmt.Errorf("dtm stores on Redis: %w", err)
+	}
+	rin, err := s.redisInstance(in)
+	if err != nil {
+		return 0, err
+	}
+	conf := filepath.Join(in.dir, "dtm.yml")
+	text := fmt.Sprintf(`# Written by allot services; rewritten on every start.
+Store:
+  Driver: redis
+  Host: 127.0.0.1
+  Port: %d
+  RedisPrefix: '{allot-dtm}'
+HttpPort: %d
+GrpcPort: %d
+JsonRpcPort: %d
+LogLevel: warn
+`, rin.port, in.port, in.port+1, in.port+2)
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		return 0, err
+	}
+	for _, p := range []int{in.port + 1, in.port + 2} {
+		if err := portFree(p); err != nil {
+			return 0, fmt.Errorf("port %d (dtm's gRPC or JSON-RPC) is taken: %w", p, err)
+		}
+	}
+	pid, err := startBackground(ctx, in.user, in.dir, s.logFile(in), bin, "-c", conf)
+	if err != nil {
+		return 0, err
+	}
+	if err := os.WriteFile(s.pidFile(in), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+		return pid, err
+	}
+	return pid, nil
+}
+
+// probe asks dtm for a new global transaction id, as a client would, and
+// reads the durability of the Redis it stores on.
+func (s dtmServer) probe(ctx context.Context, in *instance) (probeResult, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+in.addr()+"/api/dtmsvr/newGid", nil)
+	if err != nil {
+		return probeResult{}, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return probeResult{}, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	var reply struct {
+		Gid string `json:"gid"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &reply) != nil || reply.Gid == "" {
+		return probeResult{}, fmt.Errorf("newGid answered %s: %s", resp.Status, body)
+	}
+	rin, err := s.redisInstance(in)
+	if err != nil {
+		return probeResult{}, err
+	}
+	rp, err := redisServer{}.probe(ctx, rin)
+	if err != nil {
+		return probeResult{}, fmt.Errorf("dtm answers, but its Redis does not: %w", err)
+	}
+	return probeResult{version: "dtm " + DTMVersion + " on " + rp.version, durability: rp.durability}, nil
+}
+
+// setDurability switches the Redis dtm stores on.
+func (s dtmServer) setDurability(ctx context.Context, in *instance, d store.Durability) (bool, error) {
+	rin, err := s.redisInstance(in)
+	if err != nil {
+		return false, err
+	}
+	return redisServer{}.setDurability(ctx, rin, d)
+}
