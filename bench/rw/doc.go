@@ -15,10 +15,11 @@
 //     conflict is retried (counted as conflict retries);
 //   - MODIFY_LOCKED: the same under an exclusive lock (or one atomic step
 //     where the datastore has one): no update may be lost;
-//   - MIXED: reads (--read-ratio of the ops) and locked (or --versioned)
-//     modifies at once; the result reports read and write rates apart, so
-//     --lock hard (reads wait for a writer's lock) and --lock soft (reads
-//     see the last committed value) can be compared under writers.
+//   - MIXED: reader workers (--read-ratio of the workers, at least one)
+//     beside workers doing locked (or --versioned) modifies; the result
+//     reports read and write rates apart, so --lock hard (reads wait for
+//     a writer's lock) and --lock soft (reads see the last committed
+//     value) can be compared under writers.
 //
 // --transactional puts --batch records in one transaction; --durable picks
 // the store's durable setting or its fast one, and the result names the

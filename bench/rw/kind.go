@@ -59,12 +59,12 @@ type Kind struct {
 // RegisterFlags adds rw's flags.
 func (k *Kind) RegisterFlags(fs *flag.FlagSet) {
 	k.fs = fs
-	fs.StringVar(&k.RequestType, "request-type", RequestRead, "rw: READ (by key), WRITE (insert new records), MODIFY (read, then write, no lock), MODIFY_LOCKED (under an exclusive lock) or MIXED (reads and locked modifies, --read-ratio)")
+	fs.StringVar(&k.RequestType, "request-type", RequestRead, "rw: READ (by key), WRITE (insert new records), MODIFY (read, then write, no lock), MODIFY_LOCKED (under an exclusive lock) or MIXED (reader workers beside locked-modify workers, --read-ratio)")
 	fs.StringVar(&k.Lock, "lock", string(store.RWLockHard), "rw: what a read does while a writer holds the record: hard (it waits: reads lock too) or soft (it reads the last committed value)")
 	fs.BoolVar(&k.Versioned, "versioned", false, "rw: MODIFY (and MIXED's writes) as optimistic compare-and-set on a version column, retried on conflict, instead of without a lock")
 	fs.BoolVar(&k.Transactional, "transactional", false, "rw: --batch writes per transaction instead of one each (autocommit); on a queue, a tx channel instead of publisher confirms")
 	fs.BoolVar(&k.durableFlag, "durable", true, "rw: the store's durable setting (true) or its fast one (false); default: durable when --durability is fsync")
-	fs.Float64Var(&k.ReadRatio, "read-ratio", ReadRatioDefault, "rw: MIXED: the share of reads, 0..1")
+	fs.Float64Var(&k.ReadRatio, "read-ratio", ReadRatioDefault, "rw: MIXED: the share of workers that only read (the others only modify), 0..1; at least one of each")
 	fs.IntVar(&k.Records, "records", RecordsDefault, "rw: records loaded before the run (the keys READ and MODIFY pick from; few keys, more contention)")
 	fs.IntVar(&k.Batch, "batch", BatchDefault, "rw: with --transactional, records per transaction")
 	fs.BoolVar(&k.Confirm, "confirm", true, "rw: on a queue without --transactional, wait for publisher confirms (false: fire-and-forget)")

@@ -3,6 +3,7 @@ package rw
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -192,6 +193,10 @@ func (r *run) extra() map[string]any {
 	}
 	if r.k.RequestType == RequestMixed {
 		e["read_ratio"] = r.k.ReadRatio
+		if r.cfg.Workers >= 2 {
+			e["readers"] = min(max(int(math.Round(float64(r.cfg.Workers)*r.k.ReadRatio)), 1), r.cfg.Workers-1)
+			e["writers"] = r.cfg.Workers - e["readers"].(int)
+		}
 	}
 	if n, s := r.readCalls.Load(), r.meter.elapsed.Seconds(); n > 0 && s > 0 {
 		e["read_ops_per_sec"] = float64(n) / s
@@ -202,6 +207,24 @@ func (r *run) extra() map[string]any {
 		e["write_mean_ms"] = float64(r.writeNanos.Load()) / float64(n) / 1e6
 	}
 	return e
+}
+
+// mixedRole is worker w's one request type in MIXED: the first
+// round(workers x read-ratio) workers only read and the others only
+// modify, so that readers meet writers that hold locks and the read rate
+// shows what a lock costs readers (a worker that did both would wait out
+// its own writes too). At least one of each when there are two workers or
+// more; with one worker, "" (it draws each op's type at the ratio).
+func (r *run) mixedRole(w int) string {
+	n := r.cfg.Workers
+	if n < 2 {
+		return ""
+	}
+	readers := min(max(int(math.Round(float64(n)*r.k.ReadRatio)), 1), n-1)
+	if w < readers {
+		return RequestRead
+	}
+	return RequestModifyLocked
 }
 
 // worker issues ops until the work or the time runs out.
@@ -220,7 +243,10 @@ func (r *run) worker(ctx context.Context, w int, s store.RWSession) {
 		typ := r.k.RequestType
 		if typ == RequestMixed {
 			typ = RequestModifyLocked
-			if rng.Float64() < r.k.ReadRatio {
+			switch role := r.mixedRole(w); {
+			case role != "":
+				typ = role
+			case rng.Float64() < r.k.ReadRatio:
 				typ = RequestRead
 			}
 		}

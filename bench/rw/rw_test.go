@@ -189,6 +189,9 @@ func TestMixedReportsReadsAndWritesApart(t *testing.T) {
 	if _, ok := res.Extra["write_calls_per_sec"]; !ok {
 		t.Errorf("no write rate in %v", res.Extra)
 	}
+	if res.Extra["readers"] != 6 || res.Extra["writers"] != 2 {
+		t.Errorf("8 workers at read ratio 0.8: %v readers, %v writers, want 6 and 2", res.Extra["readers"], res.Extra["writers"])
+	}
 }
 
 func TestWriteChecksEveryInsert(t *testing.T) {
