@@ -244,6 +244,16 @@ type Orderer interface {
 	Order(ctx context.Context, key string, lines []CartLine, res *HoldResult) error
 }
 
+// EmptyBrancher is an optional Store capability of a store that runs an
+// order as a distributed transaction over branch services (dtm's sagas):
+// with empty branches every branch answers success and does nothing, so
+// that the coordinator's own cost shows (the setting of the published
+// saga benchmark). An order then changes no row and its reply has no
+// lines; the bench checks exactly that.
+type EmptyBrancher interface {
+	SetEmptyBranches(empty bool)
+}
+
 // CheckoutPreparer is an optional Store capability for stores that keep
 // checkout state beside the rows (a holds table, an idempotency table) or
 // expire holds with a sweeper outside the server (SQL, Redis): the bench

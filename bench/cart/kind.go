@@ -24,6 +24,7 @@ type Kind struct {
 	poll          time.Duration
 	sweepInterval time.Duration
 	sweepBatch    int
+	branches      string
 }
 
 // NewKind returns the kind of mode with its defaults.
@@ -41,6 +42,7 @@ const (
 func (k *Kind) RegisterFlags(fs *flag.FlagSet) {
 	if k.mode == ModeOrder {
 		fs.IntVar(&k.lines, "lines", OrderLinesDefault, "lines per order, 1..5")
+		fs.StringVar(&k.branches, "branches", "capture", "dtm: capture (each saga step captures on Redis, its compensation releases) or empty (steps that do nothing: dtm's own cost, as its published benchmark ran)")
 	} else {
 		fs.IntVar(&k.lines, "lines", 0, "lines per cart, 1..5; 0 draws 1..5 per cart")
 		fs.DurationVar(&k.ttl, "ttl", TTLDefault, "hold time to live (whole milliseconds, 1ms..168h); abandoned carts expire after it")
@@ -92,6 +94,9 @@ func (k *Kind) Validate(cfg bench.KindConfig) error {
 	if cfg.Rate > 0 {
 		return fmt.Errorf("--rate: the %s workload runs closed loop only", k.mode)
 	}
+	if k.mode == ModeOrder && k.branches != "capture" && k.branches != "empty" {
+		return fmt.Errorf("--branches must be capture or empty, got %q", k.branches)
+	}
 	return nil
 }
 
@@ -105,6 +110,6 @@ func (k *Kind) Run(ctx context.Context, cfg bench.KindConfig, st store.Store) (*
 	if err != nil {
 		return nil, err
 	}
-	opt := Options{TTL: k.ttl, ExpiryWait: k.expiryWait, Poll: k.poll, Sweep: k.sweep()}
+	opt := Options{TTL: k.ttl, ExpiryWait: k.expiryWait, Poll: k.poll, Sweep: k.sweep(), EmptyBranches: k.branches == "empty"}
 	return Run(ctx, k.mode, w, opt, cfg, st)
 }

@@ -47,6 +47,10 @@ type Options struct {
 	CallRetries int
 	// Sweep is handed to a store.CheckoutPreparer.
 	Sweep store.CheckoutConfig
+	// EmptyBranches (order) runs a store.EmptyBrancher with branches that
+	// do nothing: every order must then succeed with no lines and leave
+	// every row as it was.
+	EmptyBranches bool
 }
 
 // Defaults of Options.
@@ -167,6 +171,15 @@ func Run(ctx context.Context, mode Mode, w *Workload, opt Options, cfg bench.Kin
 	}
 	if err := st.Load(ctx, w.Rows); err != nil {
 		return nil, fmt.Errorf("cart: load: %w", err)
+	}
+	if opt.EmptyBranches {
+		eb, ok := st.(store.EmptyBrancher)
+		if !ok || mode != ModeOrder {
+			return nil, fmt.Errorf("%w: --branches empty needs the order workload on a store whose orders run over branch services (dtm)", bench.ErrUnsupported)
+		}
+		eb.SetEmptyBranches(true)
+		defer eb.SetEmptyBranches(false)
+		res.Extra["branches"] = "empty"
 	}
 	if p, ok := st.(store.CheckoutPreparer); ok {
 		stop, err := p.PrepareCheckout(ctx, opt.Sweep)

@@ -16,7 +16,13 @@ import (
 // 1,000 carts, 8 workers, a 100 ms ttl) on the stores open returns and
 // fails t if either check fails: the bench's end-to-end test of an adapter.
 func RunOnStore(t *testing.T, open func(t *testing.T) store.Store) {
-	for _, mode := range []cart.Mode{cart.ModeCheckout, cart.ModeOrder} {
+	RunModesOnStore(t, open, cart.ModeCheckout, cart.ModeOrder)
+}
+
+// RunModesOnStore is RunOnStore for the given workloads only (a store
+// that runs orders and no holds).
+func RunModesOnStore(t *testing.T, open func(t *testing.T) store.Store, modes ...cart.Mode) {
+	for _, mode := range modes {
 		t.Run("bench "+mode.String(), func(t *testing.T) {
 			st := open(t)
 			defer st.Close()
