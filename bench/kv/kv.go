@@ -141,7 +141,9 @@ func (r *run) fail(err error, from int64) {
 	if len(r.errSamples) < 5 {
 		r.errSamples = append(r.errSamples, err.Error())
 	}
-	r.failedFrom = append(r.failedFrom, from)
+	if from >= 0 {
+		r.failedFrom = append(r.failedFrom, from)
+	}
 	r.errMu.Unlock()
 }
 
@@ -205,16 +207,21 @@ func (r *run) run(ctx context.Context, st store.Store) (*bench.Result, error) {
 		defer printer.Done()
 		r.printLines(stop)
 	}()
+	wctx, cancel := rw.StuckBound(ctx, cfg.Duration)
+	defer cancel()
 	var wg sync.WaitGroup
 	for i := range sessions {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.worker(ctx, i, sessions[i])
+			r.worker(wctx, i, sessions[i])
 		}()
 	}
 	wg.Wait()
 	r.meter.Stop()
+	if wctx.Err() != nil && ctx.Err() == nil {
+		r.fail(fmt.Errorf("calls still unanswered %v after the --duration bound were cancelled", rw.StuckGrace), -1)
+	}
 	close(stop)
 	printer.Wait()
 	if err := ctx.Err(); err != nil {

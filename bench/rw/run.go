@@ -17,6 +17,21 @@ import (
 // errorSamplesMax is how many error messages a result quotes.
 const errorSamplesMax = 5
 
+// StuckGrace is how long after a --duration bound the calls still in
+// flight may take before they are cancelled (and counted as errors): a
+// store that stops answering fails the run instead of hanging it.
+const StuckGrace = 30 * time.Second
+
+// StuckBound returns the context the workers of a run bounded by duration
+// use: ctx, cancelled StuckGrace after the duration. Without a duration
+// it is ctx.
+func StuckBound(ctx context.Context, duration time.Duration) (context.Context, context.CancelFunc) {
+	if duration <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, duration+StuckGrace)
+}
+
 // RecordKey is the key of loaded record i.
 func RecordKey(i int) string { return fmt.Sprintf("r%07d", i) }
 
@@ -32,7 +47,8 @@ type run struct {
 	meter *Meter
 	total int64 // units of work to issue (records read, written or modified)
 
-	issued atomic.Int64
+	issued      atomic.Int64
+	issuedReads atomic.Int64 // MIXED's readers' budget
 	// acked[i] counts record i's acknowledged modifies; unknown[i] those
 	// whose call failed (they may or may not have applied).
 	acked, unknown []atomic.Int64
@@ -70,17 +86,29 @@ func (r *run) fail(err error) {
 	r.errMu.Unlock()
 }
 
-// claim takes up to n units of work; 0 when none is left or time is up.
-func (r *run) claim(ctx context.Context, n int) int {
+// claim takes up to n units of work for a worker of role (MIXED's
+// readers and writers have budgets of their own, in proportion to their
+// numbers, so that the faster role cannot take all the work); 0 when none
+// is left or time is up.
+func (r *run) claim(ctx context.Context, role string, n int) int {
 	if ctx.Err() != nil || (r.cfg.Duration > 0 && r.meter.Elapsed() >= r.cfg.Duration) {
 		return 0
 	}
-	to := r.issued.Add(int64(n))
+	issued, total := &r.issued, r.total
+	if role != "" {
+		readers := r.readers()
+		readTotal := r.total * int64(readers) / int64(r.cfg.Workers)
+		issued, total = &r.issuedReads, readTotal
+		if role != RequestRead {
+			issued, total = &r.issued, r.total-readTotal
+		}
+	}
+	to := issued.Add(int64(n))
 	from := to - int64(n)
-	if from >= r.total {
+	if from >= total {
 		return 0
 	}
-	return int(min(to, r.total) - from)
+	return int(min(to, total) - from)
 }
 
 func (r *run) run(ctx context.Context, st store.Store) (*bench.Result, error) {
@@ -134,16 +162,21 @@ func (r *run) run(ctx context.Context, st store.Store) (*bench.Result, error) {
 		sessions[i] = s
 	}
 	r.meter.Start(cfg.RunConfig, r.total)
+	wctx, cancel := StuckBound(ctx, cfg.Duration)
+	defer cancel()
 	var wg sync.WaitGroup
 	for i := range sessions {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.worker(ctx, i, sessions[i])
+			r.worker(wctx, i, sessions[i])
 		}()
 	}
 	wg.Wait()
 	r.meter.Stop()
+	if wctx.Err() != nil && ctx.Err() == nil {
+		r.fail(fmt.Errorf("calls still unanswered %v after the --duration bound were cancelled", StuckGrace))
+	}
 	// Sessions close before the read-back: a queue returns the messages a
 	// consumer had prefetched but not taken when its channel closes.
 	for i, s := range sessions {
@@ -194,8 +227,8 @@ func (r *run) extra() map[string]any {
 	if r.k.RequestType == RequestMixed {
 		e["read_ratio"] = r.k.ReadRatio
 		if r.cfg.Workers >= 2 {
-			e["readers"] = min(max(int(math.Round(float64(r.cfg.Workers)*r.k.ReadRatio)), 1), r.cfg.Workers-1)
-			e["writers"] = r.cfg.Workers - e["readers"].(int)
+			e["readers"] = r.readers()
+			e["writers"] = r.cfg.Workers - r.readers()
 		}
 	}
 	if n, s := r.readCalls.Load(), r.meter.elapsed.Seconds(); n > 0 && s > 0 {
@@ -216,15 +249,19 @@ func (r *run) extra() map[string]any {
 // its own writes too). At least one of each when there are two workers or
 // more; with one worker, "" (it draws each op's type at the ratio).
 func (r *run) mixedRole(w int) string {
-	n := r.cfg.Workers
-	if n < 2 {
+	if r.k.RequestType != RequestMixed || r.cfg.Workers < 2 {
 		return ""
 	}
-	readers := min(max(int(math.Round(float64(n)*r.k.ReadRatio)), 1), n-1)
-	if w < readers {
+	if w < r.readers() {
 		return RequestRead
 	}
 	return RequestModifyLocked
+}
+
+// readers is the number of MIXED's reader workers (two workers or more).
+func (r *run) readers() int {
+	n := r.cfg.Workers
+	return min(max(int(math.Round(float64(n)*r.k.ReadRatio)), 1), n-1)
 }
 
 // worker issues ops until the work or the time runs out.
@@ -254,7 +291,7 @@ func (r *run) worker(ctx context.Context, w int, s store.RWSession) {
 		if typ != RequestRead {
 			n = batch
 		}
-		if n = r.claim(ctx, n); n == 0 {
+		if n = r.claim(ctx, r.mixedRole(w), n); n == 0 {
 			return
 		}
 		switch typ {
