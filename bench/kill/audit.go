@@ -60,6 +60,11 @@ type Config struct {
 	Server Server
 	// Log receives a line per round; nil discards.
 	Log io.Writer
+	// RunID prefixes every SKU the audit loads (default: a fresh random
+	// one), so that rows another audit left on the same server (a server
+	// that recovers an old state, as Tarantool with wal_mode=none does)
+	// are never taken for this one's.
+	RunID string
 }
 
 // Validate fills defaults and checks the fields.
@@ -78,6 +83,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Log == nil {
 		c.Log = io.Discard
+	}
+	if c.RunID == "" {
+		c.RunID = fmt.Sprintf("k%08x", rand.Uint32())
 	}
 	switch {
 	case c.Kills < 1:
@@ -171,7 +179,7 @@ func Run(ctx context.Context, cfg Config) *Result {
 		if span := cfg.KillAfterMax - cfg.KillAfterMin; span > 0 {
 			delay += time.Duration(rng.Int64N(int64(span)))
 		}
-		plan := newRoundPlan(round, cfg.Workers, cfg.OpsMax, rng.Uint64())
+		plan := newRoundPlan(cfg.RunID, round, cfg.Workers, cfg.OpsMax, rng.Uint64())
 		if err := runRound(ctx, &cfg, plan, delay, res); err != nil {
 			res.Error = fmt.Sprintf("round %d: %v", round+1, err)
 			return res

@@ -93,7 +93,7 @@ type worker struct {
 	badReplies []string
 }
 
-func newRoundPlan(round, workers, opsMax int, seed uint64) *roundPlan {
+func newRoundPlan(run string, round, workers, opsMax int, seed uint64) *roundPlan {
 	p := &roundPlan{round: round}
 	perWorker := opsMax / workers
 	// Half the ops are captures, on average, of two units; a group gives
@@ -103,11 +103,11 @@ func newRoundPlan(round, workers, opsMax int, seed uint64) *roundPlan {
 	for w := 0; w < workers; w++ {
 		wk := &worker{id: w, rng: rand.New(rand.NewPCG(seed, uint64(w))), opsMax: perWorker, left: groupUnits}
 		for g := 0; g < groups; g++ {
-			wk.groups = append(wk.groups, inventory.GroupKey{SKU: fmt.Sprintf("r%dw%dg%d", round, w, g), Condition: condition, Source: source})
+			wk.groups = append(wk.groups, inventory.GroupKey{SKU: fmt.Sprintf("%sr%dw%dg%d", run, round, w, g), Condition: condition, Source: source})
 		}
 		wk.captures = make([]sequence, groups)
 		for r := 0; r < releaseRowsPerWorker; r++ {
-			wk.released = append(wk.released, inventory.RowKey{SKU: fmt.Sprintf("r%dw%dr%d", round, w, r), Warehouse: warehouse(0), Condition: condition, Source: source})
+			wk.released = append(wk.released, inventory.RowKey{SKU: fmt.Sprintf("%sr%dw%dr%d", run, round, w, r), Warehouse: warehouse(0), Condition: condition, Source: source})
 		}
 		wk.releases = make([]sequence, releaseRowsPerWorker)
 		p.workers = append(p.workers, wk)
