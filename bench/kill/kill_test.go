@@ -45,7 +45,9 @@ type fakeServer struct {
 	up   bool
 	base map[inventory.RowKey]int64
 	rows map[inventory.RowKey]int64
-	log  []write
+	// groups lists each group's rows in warehouse order.
+	groups map[inventory.GroupKey][]inventory.RowKey
+	log    []write
 	ops  int
 }
 
@@ -121,8 +123,13 @@ func (s fakeStore) Load(_ context.Context, rows []inventory.Row) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.base, f.rows, f.log = map[inventory.RowKey]int64{}, map[inventory.RowKey]int64{}, nil
+	f.groups = map[inventory.GroupKey][]inventory.RowKey{}
 	for _, r := range rows {
 		f.base[r.Key], f.rows[r.Key] = r.Count, r.Count
+		f.groups[r.Key.Group()] = append(f.groups[r.Key.Group()], r.Key)
+	}
+	for _, keys := range f.groups {
+		slices.SortFunc(keys, func(a, b inventory.RowKey) int { return strings.Compare(a.Warehouse, b.Warehouse) })
 	}
 	return nil
 }
@@ -151,18 +158,14 @@ func (s fakeStore) Capture(_ context.Context, g inventory.GroupKey, n int64, lin
 	if !f.up {
 		return inventory.Result{}, errDown
 	}
-	var keys []inventory.RowKey
+	keys := f.groups[g]
 	var total int64
-	for k, c := range f.rows {
-		if k.Group() == g {
-			keys = append(keys, k)
-			total += c
-		}
+	for _, k := range keys {
+		total += f.rows[k]
 	}
 	if total < n {
 		return inventory.Result{Code: inventory.CodeInsufficient}, nil
 	}
-	slices.SortFunc(keys, func(a, b inventory.RowKey) int { return strings.Compare(a.Warehouse, b.Warehouse) })
 	f.ops++
 	for _, k := range keys {
 		if n == 0 {
@@ -201,7 +204,7 @@ func audit(t *testing.T, mode crash, d store.Durability) *Result {
 	f := newFakeServer(mode)
 	res := Run(context.Background(), Config{
 		Store: "fake", Durability: d, Kills: 3, Workers: 4, Seed: 7, OpsMax: 40_000,
-		KillAfterMin: 5 * time.Millisecond, KillAfterMax: 20 * time.Millisecond,
+		KillAfterMin: 30 * time.Millisecond, KillAfterMax: 60 * time.Millisecond,
 		Open: f.open, Server: f,
 	})
 	if res.Error != "" {
