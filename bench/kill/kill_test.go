@@ -48,7 +48,7 @@ type fakeServer struct {
 	// groups lists each group's rows in warehouse order.
 	groups map[inventory.GroupKey][]inventory.RowKey
 	log    []write
-	ops  int
+	ops    int
 }
 
 var errDown = errors.New("fake: server is down")
