@@ -27,6 +27,10 @@ const (
 	NameHoldGet
 	NameOrder
 	NameChanges
+	NameCatalogSet
+	NameCatalogGet
+	NameCatalogDel
+	NameSearch
 )
 
 // spec is one row of the command table.
@@ -60,6 +64,10 @@ var specs = [...]spec{
 	// redis-cli --pipe ends a bulk load with ECHO <marker> and waits for it.
 	{NameEcho, "ECHO", 2, "ECHO <message>", 0, false},
 	{NameChanges, "CHANGES", 0, "CHANGES <after-seq> [COUNT n] [BLOCK ms]", 0, false},
+	{NameCatalogSet, "CATALOG.SET", 0, "CATALOG.SET <sku> <title> <brand> [<attr> <value> ...] [ID <key>]", inventory.KindCatalogSet, true},
+	{NameCatalogGet, "CATALOG.GET", 0, "CATALOG.GET <sku>", inventory.KindCatalogGet, false},
+	{NameCatalogDel, "CATALOG.DEL", 0, "CATALOG.DEL <sku> [ID <key>]", inventory.KindCatalogDel, true},
+	{NameSearch, "SEARCH", 0, "SEARCH <prefix> [BRAND <prefix>] [OFFSET <o>] [LIMIT <l>]", inventory.KindSearch, false},
 }
 
 // Words returns every command word, in table order: what the
@@ -167,6 +175,9 @@ func DecodeOp(name Name, args [][]byte, in Interner, op *inventory.Op) string {
 	}
 	lines := op.Lines[:0]
 	*op = inventory.Op{Kind: s.kind}
+	if isCatalogKind(s.kind) {
+		return decodeCatalogOp(s, args, in, op)
+	}
 	if s.arity == 0 {
 		return decodeLinesOp(s, args, in, op, lines)
 	}

@@ -98,6 +98,9 @@ func AppendBulkBytes(b []byte, s []byte) []byte {
 //
 // where lines is an array of [sku, warehouse, condition, source, count].
 func AppendResult(b []byte, op *inventory.Op, r *inventory.Result) []byte {
+	if out, ok := appendCatalogResult(b, op, r); ok {
+		return out
+	}
 	k := op.Kind
 	switch r.Code {
 	case inventory.CodeOK:

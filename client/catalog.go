@@ -1,0 +1,205 @@
+package client
+
+import (
+	"context"
+	"strconv"
+
+	"allot/catalog"
+)
+
+// The catalog commands (DESIGN.md, "Catalog and search"). A reply that is
+// an error (-ERR for a record or query outside the contract, -MISMATCH for
+// an idempotency key used with other arguments, -UNAVAILABLE) is returned
+// as a *ServerError and leaves the connection usable; any other error
+// breaks the connection, as Do's do.
+
+// CatalogSet sends CATALOG.SET for r, with ID key unless key is "".
+func (cn *Conn) CatalogSet(ctx context.Context, r catalog.Record, key string) error {
+	args := make([]string, 0, 4+2*len(r.Attributes)+2)
+	args = append(args, "CATALOG.SET", r.SKU, r.Title, r.Brand)
+	for _, a := range r.Attributes {
+		args = append(args, a.Name, a.Value)
+	}
+	if key != "" {
+		args = append(args, "ID", key)
+	}
+	return cn.simple(ctx, "CATALOG.SET", args, func(line []byte) error {
+		if string(line) != "+OK" {
+			return unexpected("CATALOG.SET", line)
+		}
+		return nil
+	})
+}
+
+// CatalogDel sends CATALOG.DEL and reports whether a record was deleted.
+func (cn *Conn) CatalogDel(ctx context.Context, sku, key string) (bool, error) {
+	args := []string{"CATALOG.DEL", sku}
+	if key != "" {
+		args = append(args, "ID", key)
+	}
+	var deleted bool
+	err := cn.simple(ctx, "CATALOG.DEL", args, func(line []byte) error {
+		switch string(line) {
+		case ":1":
+			deleted = true
+		case ":0":
+		default:
+			return unexpected("CATALOG.DEL", line)
+		}
+		return nil
+	})
+	return deleted, err
+}
+
+// CatalogGet sends CATALOG.GET; found is false for an unknown SKU.
+func (cn *Conn) CatalogGet(ctx context.Context, sku string) (r catalog.Record, found bool, err error) {
+	err = cn.simple(ctx, "CATALOG.GET", []string{"CATALOG.GET", sku}, func(line []byte) (err error) {
+		if string(line) == "$-1" || string(line) == "*-1" {
+			return nil
+		}
+		if n, ok := header(line, '*'); !ok || n != 3 {
+			return unexpected("CATALOG.GET", line)
+		}
+		found, r.SKU = true, sku
+		if r.Title, err = cn.bulkString("CATALOG.GET"); err != nil {
+			return err
+		}
+		if r.Brand, err = cn.bulkString("CATALOG.GET"); err != nil {
+			return err
+		}
+		line, err = cn.line()
+		if err != nil {
+			return err
+		}
+		n, ok := header(line, '*')
+		if !ok || n < 0 || n%2 != 0 || n > 2*catalog.AttributesMax {
+			return unexpected("CATALOG.GET", line)
+		}
+		for i := 0; i < n; i += 2 {
+			var a catalog.Attribute
+			if a.Name, err = cn.bulkString("CATALOG.GET"); err != nil {
+				return err
+			}
+			if a.Value, err = cn.bulkString("CATALOG.GET"); err != nil {
+				return err
+			}
+			r.Attributes = append(r.Attributes, a)
+		}
+		return nil
+	})
+	return r, found, err
+}
+
+// Search sends SEARCH for q and appends the results to out.
+func (cn *Conn) Search(ctx context.Context, q catalog.Query, out []catalog.Result) ([]catalog.Result, error) {
+	args := make([]string, 0, 8)
+	args = append(args, "SEARCH", q.Prefix)
+	if q.Brand != "" {
+		args = append(args, "BRAND", q.Brand)
+	}
+	if q.Offset != 0 {
+		args = append(args, "OFFSET", strconv.Itoa(q.Offset))
+	}
+	if q.Limit != 0 {
+		args = append(args, "LIMIT", strconv.Itoa(q.Limit))
+	}
+	err := cn.simple(ctx, "SEARCH", args, func(line []byte) error {
+		n, ok := header(line, '*')
+		if !ok || n < 0 || n > catalog.LimitMax {
+			return unexpected("SEARCH", line)
+		}
+		for range n {
+			line, err := cn.line()
+			if err != nil {
+				return err
+			}
+			if k, ok := header(line, '*'); !ok || k != 4 {
+				return unexpected("SEARCH", line)
+			}
+			var r catalog.Result
+			if r.SKU, err = cn.bulkString("SEARCH"); err != nil {
+				return err
+			}
+			if r.Title, err = cn.bulkString("SEARCH"); err != nil {
+				return err
+			}
+			if r.Brand, err = cn.bulkString("SEARCH"); err != nil {
+				return err
+			}
+			if r.Available, err = cn.integer("SEARCH"); err != nil {
+				return err
+			}
+			out = append(out, r)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// simple sends one command and reads its reply: an error reply becomes a
+// *ServerError (the connection stays usable), anything else goes to read
+// with the reply's first line.
+func (cn *Conn) simple(ctx context.Context, cmd string, args []string, read func(line []byte) error) error {
+	if err := cn.begin(ctx); err != nil {
+		return err
+	}
+	cn.out = appendCommand(cn.out[:0], args...)
+	if err := cn.flush(); err != nil {
+		return cn.fail(ctx, err)
+	}
+	line, err := cn.line()
+	if err != nil {
+		return cn.fail(ctx, err)
+	}
+	if len(line) > 0 && line[0] == '-' {
+		return &ServerError{Msg: string(line[1:])}
+	}
+	if err := read(line); err != nil {
+		return cn.fail(ctx, err)
+	}
+	return nil
+}
+
+func (cn *Conn) bulkString(cmd string) (string, error) {
+	line, err := cn.line()
+	if err != nil {
+		return "", err
+	}
+	if len(line) == 0 || line[0] != '$' {
+		return "", unexpected(cmd, line)
+	}
+	b, err := cn.bulk(line)
+	return string(b), err
+}
+
+// CatalogSet runs Conn.CatalogSet on a pooled connection.
+func (c *Client) CatalogSet(ctx context.Context, r catalog.Record, key string) error {
+	return c.with(ctx, func(cn *Conn) error { return cn.CatalogSet(ctx, r, key) })
+}
+
+// CatalogDel runs Conn.CatalogDel on a pooled connection.
+func (c *Client) CatalogDel(ctx context.Context, sku, key string) (deleted bool, err error) {
+	err = c.with(ctx, func(cn *Conn) error {
+		deleted, err = cn.CatalogDel(ctx, sku, key)
+		return err
+	})
+	return deleted, err
+}
+
+// CatalogGet runs Conn.CatalogGet on a pooled connection.
+func (c *Client) CatalogGet(ctx context.Context, sku string) (r catalog.Record, found bool, err error) {
+	err = c.with(ctx, func(cn *Conn) error {
+		r, found, err = cn.CatalogGet(ctx, sku)
+		return err
+	})
+	return r, found, err
+}
+
+// Search runs Conn.Search on a pooled connection.
+func (c *Client) Search(ctx context.Context, q catalog.Query, out []catalog.Result) (res []catalog.Result, err error) {
+	err = c.with(ctx, func(cn *Conn) error {
+		res, err = cn.Search(ctx, q, out)
+		return err
+	})
+	return res, err
+}
