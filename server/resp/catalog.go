@@ -163,4 +163,3 @@ func appendCatalogResult(b []byte, op *inventory.Op, r *inventory.Result) ([]byt
 	}
 	return b, false
 }
-
