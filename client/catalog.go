@@ -203,3 +203,41 @@ func (c *Client) Search(ctx context.Context, q catalog.Query, out []catalog.Resu
 	})
 	return res, err
 }
+
+// CatalogSetPipeline sends CATALOG.SET for every record in one write (no
+// keys) and reads the replies; the first error reply is returned as a
+// *ServerError naming the record, after every reply was read.
+func (cn *Conn) CatalogSetPipeline(ctx context.Context, recs []catalog.Record) error {
+	if err := cn.begin(ctx); err != nil {
+		return err
+	}
+	cn.out = cn.out[:0]
+	var args []string
+	for i := range recs {
+		r := &recs[i]
+		args = append(args[:0], "CATALOG.SET", r.SKU, r.Title, r.Brand)
+		for _, a := range r.Attributes {
+			args = append(args, a.Name, a.Value)
+		}
+		cn.out = appendCommand(cn.out, args...)
+	}
+	if err := cn.flush(); err != nil {
+		return cn.fail(ctx, err)
+	}
+	var first error
+	for i := range recs {
+		line, err := cn.line()
+		if err != nil {
+			return cn.fail(ctx, err)
+		}
+		switch {
+		case len(line) > 0 && line[0] == '-':
+			if first == nil {
+				first = &ServerError{Msg: string(line[1:]) + " (sku " + strconv.Quote(recs[i].SKU) + ")"}
+			}
+		case string(line) != "+OK":
+			return cn.fail(ctx, unexpected("CATALOG.SET", line))
+		}
+	}
+	return first
+}
