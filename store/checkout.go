@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"allot/inventory"
@@ -494,4 +495,65 @@ func DecodeReply(s string, r *HoldResult) error {
 		r.Lines = append(r.Lines, HoldLine{Row: inventory.RowKey{SKU: f[0], Warehouse: f[1], Condition: f[2], Source: f[3]}, Count: n})
 	}
 	return nil
+}
+
+// CheckOrder reports what is wrong with an order request (its cart, and
+// its idempotency key when there is one), or "".
+func CheckOrder(key string, lines []CartLine) string {
+	if d := CheckCart(lines); d != "" {
+		return d
+	}
+	if key != "" {
+		if d := inventory.CheckID(key); d != "" {
+			return "idempotency key " + d
+		}
+	}
+	return ""
+}
+
+// StartSweeper runs sweep every cfg.SweepInterval, and again at once while
+// a pass expires a full cfg.SweepBatch, on a goroutine of its own: the
+// sweeper of a peer whose holds expire from outside the server. sweep
+// returns how many holds it expired; its ctx is cancelled by stop. stop
+// ends the loop, then calls release (closing the sweeper's connection),
+// and returns the first error a pass had (later passes still ran).
+func StartSweeper(cfg CheckoutConfig, sweep func(ctx context.Context) (int, error), release func()) (stop func() error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var first error
+	go func() {
+		defer close(done)
+		t := time.NewTicker(cfg.SweepInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			for {
+				n, err := sweep(ctx)
+				if err != nil {
+					if ctx.Err() == nil && first == nil {
+						first = err
+					}
+					break
+				}
+				if n < cfg.SweepBatch {
+					break
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return func() error {
+		once.Do(func() {
+			cancel()
+			<-done
+			if release != nil {
+				release()
+			}
+		})
+		return first
+	}
 }

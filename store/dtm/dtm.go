@@ -231,13 +231,7 @@ func (p *stepPayload) keys() (action, comp string) {
 // a fresh gid.
 func (se *session) Order(ctx context.Context, key string, lines []store.CartLine, res *store.HoldResult) error {
 	s := se.s
-	d := store.CheckCart(lines)
-	if d == "" && key != "" {
-		if kd := inventory.CheckID(key); kd != "" {
-			d = "idempotency key " + kd
-		}
-	}
-	if d != "" {
+	if d := store.CheckOrder(key, lines); d != "" {
 		res.Reset()
 		res.Code, res.Detail = store.CheckoutInvalid, d
 		return nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"text/template"
 	"time"
 
@@ -67,58 +66,14 @@ func (s *Store) PrepareCheckout(ctx context.Context, cfg store.CheckoutConfig) (
 		conn.Close(ctx)
 		return nil, fmt.Errorf("postgres: the sweeper's connection: %w", err)
 	}
-	sw := &sweeper{conn: conn, cfg: cfg, done: make(chan struct{})}
-	sw.wg.Add(1)
-	go sw.run()
-	return sw.stop, nil
+	sw := &sweeper{conn: conn, cfg: cfg}
+	return store.StartSweeper(cfg, sw.sweep, func() { conn.Close(context.Background()) }), nil
 }
 
-// sweeper expires holds past their deadline.
+// sweeper expires holds past their deadline on its own connection.
 type sweeper struct {
 	conn *pgx.Conn
 	cfg  store.CheckoutConfig
-	done chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
-	err  error
-}
-
-func (sw *sweeper) stop() error {
-	sw.once.Do(func() {
-		close(sw.done)
-		sw.wg.Wait()
-		sw.conn.Close(context.Background())
-	})
-	return sw.err
-}
-
-func (sw *sweeper) run() {
-	defer sw.wg.Done()
-	t := time.NewTicker(sw.cfg.SweepInterval)
-	defer t.Stop()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { <-sw.done; cancel() }()
-	for {
-		select {
-		case <-sw.done:
-			return
-		case <-t.C:
-		}
-		// A full batch means more may be due: sweep again at once.
-		for {
-			n, err := sw.sweep(ctx)
-			if err != nil {
-				if ctx.Err() == nil && sw.err == nil {
-					sw.err = fmt.Errorf("postgres: sweeper: %w", err)
-				}
-				break
-			}
-			if n < sw.cfg.SweepBatch {
-				break
-			}
-		}
-	}
 }
 
 // sweep expires up to SweepBatch holds in one transaction.
@@ -441,13 +396,7 @@ func (s *Session) cancel(ctx context.Context, hold string) (store.CheckoutCode, 
 // Order takes every line or none in one transaction, its idempotency key
 // (if any) claimed in the same transaction and its first reply kept there.
 func (s *Session) Order(ctx context.Context, key string, lines []store.CartLine, res *store.HoldResult) error {
-	d := store.CheckCart(lines)
-	if d == "" && key != "" {
-		if kd := inventory.CheckID(key); kd != "" {
-			d = "idempotency key " + kd
-		}
-	}
-	if d != "" {
+	if d := store.CheckOrder(key, lines); d != "" {
 		res.Reset()
 		res.Code, res.Detail = store.CheckoutInvalid, d
 		return nil

@@ -3,10 +3,8 @@ package redis
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -107,13 +105,7 @@ func (s *session) Hold(ctx context.Context, hold string, ttl time.Duration, line
 
 // Order runs order.lua.
 func (s *session) Order(ctx context.Context, key string, lines []store.CartLine, res *store.HoldResult) error {
-	d := store.CheckCart(lines)
-	if d == "" && key != "" {
-		if kd := inventory.CheckID(key); kd != "" {
-			d = "idempotency key " + kd
-		}
-	}
-	if d != "" {
+	if d := store.CheckOrder(key, lines); d != "" {
 		res.Reset()
 		res.Code, res.Detail = store.CheckoutInvalid, d
 		return nil
@@ -180,58 +172,14 @@ func (s *Store) PrepareCheckout(ctx context.Context, cfg store.CheckoutConfig) (
 		}
 	}
 	client := goredis.NewClient(clientOptions(s.cfg, 1))
-	sw := &sweeper{client: client, cfg: cfg, done: make(chan struct{})}
-	sw.wg.Add(1)
-	go sw.run()
-	return sw.stop, nil
-}
-
-// sweeper runs sweep.lua every SweepInterval, again at once while a pass
-// expires a full batch.
-type sweeper struct {
-	client *goredis.Client
-	cfg    store.CheckoutConfig
-	done   chan struct{}
-	wg     sync.WaitGroup
-	once   sync.Once
-	err    error
-}
-
-func (sw *sweeper) run() {
-	defer sw.wg.Done()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { <-sw.done; cancel() }()
-	t := time.NewTicker(sw.cfg.SweepInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-sw.done:
-			return
-		case <-t.C:
+	sweep := func(ctx context.Context) (int, error) {
+		n, err := sweepScript.Run(ctx, client, []string{"", deadlinesKey}, cfg.SweepBatch, holdPrefix).Int()
+		if err != nil {
+			return 0, fmt.Errorf("redis: sweeper: %w", err)
 		}
-		for {
-			n, err := sweepScript.Run(ctx, sw.client, []string{"", deadlinesKey}, sw.cfg.SweepBatch, holdPrefix).Int()
-			if err != nil {
-				if ctx.Err() == nil && sw.err == nil && !errors.Is(err, context.Canceled) {
-					sw.err = fmt.Errorf("redis: sweeper: %w", err)
-				}
-				break
-			}
-			if n < sw.cfg.SweepBatch {
-				break
-			}
-		}
+		return n, nil
 	}
-}
-
-func (sw *sweeper) stop() error {
-	sw.once.Do(func() {
-		close(sw.done)
-		sw.wg.Wait()
-		sw.client.Close()
-	})
-	return sw.err
+	return store.StartSweeper(cfg, sweep, func() { client.Close() }), nil
 }
 
 var (

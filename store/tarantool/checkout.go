@@ -138,13 +138,7 @@ func (s *session) Hold(ctx context.Context, hold string, ttl time.Duration, line
 
 // Order calls allot_checkout.order.
 func (s *session) Order(ctx context.Context, key string, lines []store.CartLine, res *store.HoldResult) error {
-	d := store.CheckCart(lines)
-	if d == "" && key != "" {
-		if kd := inventory.CheckID(key); kd != "" {
-			d = "idempotency key " + kd
-		}
-	}
-	if d != "" {
+	if d := store.CheckOrder(key, lines); d != "" {
 		res.Reset()
 		res.Code, res.Detail = store.CheckoutInvalid, d
 		return nil
