@@ -264,3 +264,64 @@ func TestBenchServePageInChromium(t *testing.T) {
 	}
 	t.Logf("screenshot: %s", path)
 }
+
+// TestServerCostOnPeers runs the bench command on every peer server and
+// checks that each result carries its server's resource figures: a pid
+// that is the server's (the adapters check the process name), CPU time
+// spent, memory, and for PostgreSQL more than one process (the backends
+// are the postmaster's children, and they do the work). Servers come from
+// `allot services up`; one that is down is skipped, except under CI=true.
+func TestServerCostOnPeers(t *testing.T) {
+	// The allot store starts `allot serve`: this package's binary.
+	bin := filepath.Join(t.TempDir(), "allot")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("building allot: %v\n%s", err, out)
+	}
+	t.Setenv("ALLOT_BIN", bin)
+	type job struct {
+		args   []string
+		stores []string
+	}
+	for _, j := range []job{
+		{[]string{"--preset", "hot", "--ops", "2000", "--workers", "4"}, []string{"allot", "postgres", "mysql", "redis", "tarantool"}},
+		{[]string{"--workload", "rw", "--request-type", "WRITE", "--ops", "1000", "--workers", "4"}, []string{"rabbitmq"}},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"bench", "--json", "--quiet", "--stores", strings.Join(j.stores, ",")}, j.args...)
+		run(args, &stdout, &stderr)
+		results := map[string]map[string]any{}
+		for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+			var r map[string]any
+			if json.Unmarshal([]byte(line), &r) == nil {
+				results[fmt.Sprint(r["store"])] = r
+			}
+		}
+		for _, name := range j.stores {
+			r := results[name]
+			if r == nil {
+				t.Errorf("%s: no result\n%s", name, stderr.String())
+				continue
+			}
+			if r["status"] == "server_down" && os.Getenv("CI") != "true" {
+				t.Logf("%s: server down, skipped (run allot services up)", name)
+				continue
+			}
+			u, _ := r["server"].(map[string]any)
+			if u == nil {
+				t.Errorf("%s: no server figures (status %v, error %v)", name, r["status"], r["error"])
+				continue
+			}
+			pid, _ := u["pid"].(float64)
+			cpu, _ := u["cpu_seconds"].(float64)
+			rss, _ := u["rss_peak_bytes"].(float64)
+			procs, _ := u["processes"].(float64)
+			if pid <= 0 || cpu <= 0 || rss <= 0 || u["in_process"] == true {
+				t.Errorf("%s: server figures %v", name, u)
+			}
+			if name == "postgres" && procs < 2 {
+				t.Errorf("postgres: %v processes measured: the backends are missing", procs)
+			}
+			t.Logf("%s: %v ops/s, %.1f µs CPU per op, %.0f MB, %v processes", name, r["ops_per_sec"], u["cpu_us_per_op"], rss/(1<<20), procs)
+		}
+	}
+}

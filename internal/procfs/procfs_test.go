@@ -1,6 +1,7 @@
 package procfs
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -142,4 +143,48 @@ func TestCheckServer(t *testing.T) {
 	if err := CheckServer(os.Getpid(), "no-such-server"); err == nil {
 		t.Error("accepted a process of another name")
 	}
+}
+
+func TestListenerPID(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	pid, err := FS("/proc").ListenerPID(port)
+	if err != nil || pid != os.Getpid() {
+		t.Errorf("ListenerPID(%d) = %d, %v; want this process %d", port, pid, err, os.Getpid())
+	}
+	ln.Close()
+	if pid, err := FS("/proc").ListenerPID(port); err == nil {
+		t.Errorf("a closed listener still belongs to %d", pid)
+	}
+}
+
+func TestListeningInodes(t *testing.T) {
+	table := []byte(`  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:3930 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4242 1 0000000000000000 100 0 0 10 0
+   1: 0100007F:3930 0100007F:D3C2 01 00000000:00000000 00:00000000 00000000     0        0 5151 1 0000000000000000 20 4 30 10 -1
+   2: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 6161 1 0000000000000000 100 0 0 10 0
+`)
+	if got := ListeningInodes(table, 0x3930); len(got) != 1 || got[0] != "4242" {
+		t.Errorf("inodes on 14640: %v, want [4242] (the established one is no listener)", got)
+	}
+	if got := ListeningInodes([]byte("garbage\n1 2 3"), 1); len(got) != 0 {
+		t.Errorf("garbage gave %v", got)
+	}
+}
+
+func FuzzListeningInodes(f *testing.F) {
+	if data, err := os.ReadFile("/proc/net/tcp"); err == nil {
+		f.Add(data, 22)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, port int) {
+		for _, ino := range ListeningInodes(data, port) {
+			if ino == "" {
+				t.Fatal("an empty inode")
+			}
+		}
+	})
 }
