@@ -444,6 +444,10 @@ func (e *Engine) applyLocked(op inventory.Op, lines []inventory.Line) inventory.
 // none modes: every frame is written under mu there, so writes never
 // interleave). A failure stops the engine.
 func (e *Engine) writePendingLocked() error {
+	if e.failure != nil {
+		// Stopped: nothing more reaches the journal.
+		return e.failure
+	}
 	frame := e.journal.Seal()
 	if frame == nil {
 		return nil

@@ -95,3 +95,33 @@ func TestOpenRemovesSegmentsASnapshotCovers(t *testing.T) {
 		}
 	}
 }
+
+// After a failed rotation a further write is an error, not a nil
+// dereference (the engine's none-mode flusher wrote its pending frame).
+func TestWriteAfterAFailedRotation(t *testing.T) {
+	fs := vfs.NewFaulty(vfs.NewMem())
+	j, _, _, err := Open(Options{FS: fs, Dir: dir, SegmentBytes: 4096, NoPreallocate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := genOps(11, 2000)
+	fs.FailCreates(true)
+	var werr error
+	i := 0
+	for ; i < len(ops) && werr == nil; i++ {
+		j.Add(&ops[i])
+		werr = j.Write()
+	}
+	if werr == nil {
+		t.Fatal("the rotation did not fail")
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			t.Fatalf("a write after a failed rotation panicked: %v", p)
+		}
+	}()
+	j.Add(&ops[i])
+	if err := j.Write(); err == nil {
+		t.Fatal("a write after a failed rotation succeeded")
+	}
+}

@@ -494,6 +494,10 @@ func (j *Journal) WriteFrame(frame []byte) error {
 			return err
 		}
 	}
+	if j.file == nil {
+		// A rotation failed after closing the full segment.
+		return errors.New("journal: write after a failed segment rotation: no segment is open")
+	}
 	if j.mapped != nil && j.written+int64(len(frame)) <= int64(len(j.mapped)) {
 		copy(j.mapped[j.written:], frame)
 		j.written += int64(len(frame))

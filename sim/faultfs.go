@@ -1,0 +1,169 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sync"
+	"syscall"
+
+	"allot/vfs"
+)
+
+// faultFS injects EIO and ENOSPC into every kind of file-system call, each
+// call failing with probability rate, decided by a seeded generator in call
+// order. Reads fail only while reads is set (recovery), so that a run does
+// not end in a loop of failed opens.
+type faultFS struct {
+	fs vfs.FS
+
+	mu     sync.Mutex
+	rng    *rand.Rand
+	rate   float64
+	reads  bool
+	faults int
+	// lieSync makes Sync report success without syncing (a broken disk
+	// or a broken engine that acknowledges before the data is durable).
+	lieSync bool
+}
+
+func newFaultFS(fs vfs.FS, seed uint64, rate float64) *faultFS {
+	return &faultFS{fs: fs, rng: rand.New(rand.NewPCG(seed, 0x666175)), rate: rate}
+}
+
+// fail decides one call: nil, or EIO or ENOSPC wrapped with what failed.
+func (f *faultFS) fail(op, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.rate == 0 || f.rng == nil || f.rng.Float64() >= f.rate {
+		return nil
+	}
+	f.faults++
+	errno := syscall.EIO
+	if f.rng.IntN(2) == 0 {
+		errno = syscall.ENOSPC
+	}
+	return fmt.Errorf("sim: injected %s on %s: %w", op, name, errno)
+}
+
+func (f *faultFS) setRate(rate float64) {
+	f.mu.Lock()
+	f.rate = rate
+	f.mu.Unlock()
+}
+
+func (f *faultFS) wrap(name string, file vfs.File, err error) (vfs.File, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &faultFile{File: file, fs: f, name: name}, nil
+}
+
+func (f *faultFS) Create(name string) (vfs.File, error) {
+	if err := f.fail("create", name); err != nil {
+		return nil, err
+	}
+	file, err := f.fs.Create(name)
+	return f.wrap(name, file, err)
+}
+
+func (f *faultFS) OpenAppend(name string) (vfs.File, error) {
+	if err := f.fail("open", name); err != nil {
+		return nil, err
+	}
+	file, err := f.fs.OpenAppend(name)
+	return f.wrap(name, file, err)
+}
+
+func (f *faultFS) Open(name string) (vfs.File, error) {
+	if f.readFaults() {
+		if err := f.fail("open", name); err != nil {
+			return nil, err
+		}
+	}
+	file, err := f.fs.Open(name)
+	return f.wrap(name, file, err)
+}
+
+func (f *faultFS) readFaults() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reads
+}
+
+func (f *faultFS) Remove(name string) error {
+	if err := f.fail("remove", name); err != nil {
+		return err
+	}
+	return f.fs.Remove(name)
+}
+
+func (f *faultFS) Rename(from, to string) error {
+	if err := f.fail("rename", from); err != nil {
+		return err
+	}
+	return f.fs.Rename(from, to)
+}
+
+func (f *faultFS) List(dir string) ([]string, error)   { return f.fs.List(dir) }
+func (f *faultFS) MkdirAll(dir string) error           { return f.fs.MkdirAll(dir) }
+func (f *faultFS) Lock(name string) (io.Closer, error) { return f.fs.Lock(name) }
+
+func (f *faultFS) SyncDir(dir string) error {
+	if err := f.fail("syncdir", dir); err != nil {
+		return err
+	}
+	return f.fs.SyncDir(dir)
+}
+
+type faultFile struct {
+	vfs.File
+	fs   *faultFS
+	name string
+}
+
+func (f *faultFile) Write(p []byte) (int, error) {
+	if err := f.fs.fail("write", f.name); err != nil {
+		// A failed write may have stored part of p: a torn write.
+		n, _ := f.File.Write(p[:len(p)/2])
+		return n, err
+	}
+	return f.File.Write(p)
+}
+
+func (f *faultFile) WriteAt(p []byte, off int64) (int, error) {
+	if err := f.fs.fail("write", f.name); err != nil {
+		n, _ := f.File.WriteAt(p[:len(p)/2], off)
+		return n, err
+	}
+	return f.File.WriteAt(p, off)
+}
+
+func (f *faultFile) ReadAt(p []byte, off int64) (int, error) {
+	if f.fs.readFaults() {
+		if err := f.fs.fail("read", f.name); err != nil {
+			return 0, err
+		}
+	}
+	return f.File.ReadAt(p, off)
+}
+
+func (f *faultFile) Sync() error {
+	if err := f.fs.fail("sync", f.name); err != nil {
+		return err
+	}
+	f.fs.mu.Lock()
+	lie := f.fs.lieSync
+	f.fs.mu.Unlock()
+	if lie {
+		return nil
+	}
+	return f.File.Sync()
+}
+
+func (f *faultFile) Truncate(size int64) error {
+	if err := f.fs.fail("truncate", f.name); err != nil {
+		return err
+	}
+	return f.File.Truncate(size)
+}

@@ -1,0 +1,56 @@
+package sim
+
+import (
+	"flag"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"allot/engine"
+)
+
+var seedsFlag = flag.Int("sim.seeds", 200, "seeds the fixed-seed test runs")
+
+// TestFixedSeedsAndARandomOne runs seeds 1..N and one random seed (printed),
+// every durability, with faults and crashes.
+func TestFixedSeedsAndARandomOne(t *testing.T) {
+	random := rand.Uint64()
+	t.Logf("random seed %d (replay: go run ./cmd/allot sim --seed %d)", random, random)
+	seeds := []uint64{random}
+	for s := 1; s <= *seedsFlag; s++ {
+		seeds = append(seeds, uint64(s))
+	}
+	start := time.Now()
+	ops := 0
+	for _, seed := range seeds {
+		res := Run(Config{Seed: seed, Ops: 2000})
+		ops += res.Ops
+		if res.Failed() {
+			t.Fatalf("seed %d (%s): %v\nreplay: %s", seed, res.Durability, res.Violations, res.ReplayCommand())
+		}
+	}
+	t.Logf("%d seeds, %d simulated ops in %v: %.0f ops/s", len(seeds), ops, time.Since(start).Round(time.Millisecond), float64(ops)/time.Since(start).Seconds())
+}
+
+// caught runs seeds until one fails, at most 1,000.
+func caught(t *testing.T, cfg Config) {
+	t.Helper()
+	for seed := uint64(1); seed <= 1000; seed++ {
+		cfg.Seed = seed
+		if res := Run(cfg); res.Failed() {
+			t.Logf("caught at seed %d: %v", seed, res.Violations[0])
+			return
+		}
+	}
+	t.Fatalf("the broken component went uncaught for 1,000 seeds")
+}
+
+// The simulator's power: each broken component is caught within 1,000
+// seeds.
+func TestCatchesAnEngineThatAcksBeforeSync(t *testing.T) {
+	caught(t, Config{Ops: 2000, Durability: engine.DurabilityFsync, FaultRate: -1, Broken: BrokenLyingSync})
+}
+
+func TestCatchesADiskThatLosesSyncedData(t *testing.T) {
+	caught(t, Config{Ops: 2000, Durability: engine.DurabilityFsync, FaultRate: -1, Broken: BrokenLosesSynced})
+}
