@@ -50,7 +50,11 @@ stalled store cannot hide its queueing delay.
 
 Lists run every combination: --stores a,b, --durability write,fsync and
 --preset seed,hot (each store runs each workload, one workload after the
-other, on the same generated ops).`
+other, on the same generated ops).
+
+'allot bench serve' runs the bench as a service: runs started over HTTP
+with these flags as JSON fields, a live web page, the run history (see
+'allot bench serve --help' and docs/bench-serve.md).`
 
 // benchFlags holds the parsed flags.
 type benchFlags struct {
