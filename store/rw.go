@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"sync/atomic"
 )
 
 // Records: the optional capability behind workload "rw" (bench/rw) and
@@ -101,8 +103,8 @@ type RWOptions struct {
 // called by one goroutine, never while a session works. Each RWSession is
 // used by one goroutine.
 type RWStore interface {
-	// RWOpen makes an empty record space (dropping the records of an
-	// earlier one) set up as opts say. A combination the datastore cannot
+	// RWOpen makes a new, empty record space of its own (RWSpaceID), set
+	// up as opts say. A combination the datastore cannot
 	// express is an error wrapping ErrRWUnsupported, naming what is
 	// missing.
 	RWOpen(ctx context.Context, opts RWOptions) (RWSpace, error)
@@ -130,8 +132,9 @@ type RWSpace interface {
 	// Records reads back every record, in any order, for the checker. On
 	// a queue it consumes what is left.
 	Records(ctx context.Context) ([]RWRecord, error)
-	// Close restores any server setting RWOpen changed and releases the
-	// space's connections; the records may stay.
+	// Close restores any server setting RWOpen changed, removes the
+	// space's records (its table, space, keys or queue) and releases its
+	// connections.
 	Close() error
 }
 
@@ -155,6 +158,17 @@ type RWSession interface {
 	Modify(ctx context.Context, keys []string, delta int64, mode RWModify) (retries int, err error)
 	Close() error
 }
+
+// RWSpaceID returns a name part (digits and _) that no other record space
+// of this machine's live processes has: the process id and a counter.
+// Adapters name their table, space, key prefix or queue with it, so that
+// two runs (or a run and a test) on one shared server never touch each
+// other's records; Close removes what it names.
+func RWSpaceID() string {
+	return fmt.Sprintf("%d_%d", os.Getpid(), rwSpaceCounter.Add(1))
+}
+
+var rwSpaceCounter atomic.Int64
 
 // ErrRWUnsupported is wrapped by an RWStore when asked for what its
 // datastore cannot do (a versioned modify on a queue, a soft lock where

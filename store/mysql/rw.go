@@ -10,7 +10,8 @@ import (
 
 var _ store.RWStore = (*Store)(nil)
 
-// RWOpen keeps records in table <Options.Table>_rw, in this store's engine
+// RWOpen keeps records in a table of its own,
+// <Options.Table>_rw_<store.RWSpaceID>, in this store's engine
 // (package sqlrecords says how each request is written). --durable is the
 // engine's server-wide setting, set here and put back on Close: InnoDB's
 // innodb_flush_log_at_trx_commit 1 (flush the redo log at each commit) or
@@ -18,7 +19,7 @@ var _ store.RWStore = (*Store)(nil)
 // ON (sync after each statement) or OFF (leave it to the OS). The seed
 // bench's durable switch meant the same settings.
 func (s *Store) RWOpen(ctx context.Context, opts store.RWOptions) (store.RWSpace, error) {
-	table := "`" + s.opt.Table + "_rw`"
+	table := "`" + s.opt.Table + "_rw_" + store.RWSpaceID() + "`"
 	variable, value := "innodb_flush_log_at_trx_commit", "2"
 	if opts.Durable {
 		value = "1"

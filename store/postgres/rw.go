@@ -14,15 +14,17 @@ import (
 
 var _ store.RWStore = (*Store)(nil)
 
-// RWOpen keeps records in table rw_records (in Options.Schema), over
+// RWOpen keeps records in a table of its own, rw_records_<store.RWSpaceID>
+// (in Options.Schema), over
 // connections of their own (package sqlrecords says how each request is
 // written). --durable is synchronous_commit, set per session: on, or off
 // (a commit returns before its WAL record is flushed; a crash of the
 // server may lose the last ones, never corrupt them).
 func (s *Store) RWOpen(ctx context.Context, opts store.RWOptions) (store.RWSpace, error) {
-	table := pgx.Identifier{"rw_records"}
+	name := "rw_records_" + store.RWSpaceID()
+	table := pgx.Identifier{name}
 	if s.opt.Schema != "" {
-		table = pgx.Identifier{s.opt.Schema, "rw_records"}
+		table = pgx.Identifier{s.opt.Schema, name}
 	}
 	sync := "off"
 	if opts.Durable {

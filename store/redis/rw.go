@@ -13,7 +13,8 @@ import (
 	"allot/store"
 )
 
-// rwPrefix starts every record's key: RWOpen deletes what carries it.
+// rwPrefix starts every record's key, followed by the space's
+// store.RWSpaceID and a colon.
 const rwPrefix = "allot:rw:"
 
 // rwRetriesMax bounds the optimistic retries of one versioned modify.
@@ -28,7 +29,7 @@ var (
 
 var _ store.RWStore = (*Store)(nil)
 
-// rwSpace keeps records as plain string keys (rwPrefix + key = value), the
+// rwSpace keeps records as plain string keys (prefix + key = value), the
 // way a Redis user stores counters:
 //   - Read: GET. Redis runs one command at a time and has no lock a read
 //     could wait on: hard and soft are the same path, and the setting says
@@ -43,12 +44,13 @@ var _ store.RWStore = (*Store)(nil)
 //   - kv: pipelined SET and GET on the session's one connection.
 type rwSpace struct {
 	s      *Store
+	prefix string // rwPrefix + the space's id + ":"
 	opts   store.RWOptions
 	insert *goredis.Script
 	modify *goredis.Script
 }
 
-// RWOpen deletes the records of an earlier space and sets the AOF policy.
+// RWOpen sets the AOF policy; the space's keys carry a prefix of their own.
 func (s *Store) RWOpen(ctx context.Context, opts store.RWOptions) (store.RWSpace, error) {
 	fsync := "no"
 	if opts.Durable {
@@ -62,19 +64,10 @@ func (s *Store) RWOpen(ctx context.Context, opts store.RWOptions) (store.RWSpace
 	if err := s.waitRewrite(ctx); err != nil {
 		return nil, err
 	}
-	sp := &rwSpace{s: s, opts: opts, insert: goredis.NewScript(rwInsertSource), modify: goredis.NewScript(rwModifySource)}
+	sp := &rwSpace{s: s, prefix: rwPrefix + store.RWSpaceID() + ":", opts: opts, insert: goredis.NewScript(rwInsertSource), modify: goredis.NewScript(rwModifySource)}
 	for _, sc := range []*goredis.Script{sp.insert, sp.modify} {
 		if err := sc.Load(ctx, s.client).Err(); err != nil {
 			return nil, fmt.Errorf("redis: loading a records script: %w", err)
-		}
-	}
-	keys, err := sp.keys(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for i := 0; i < len(keys); i += loadChunkRows {
-		if err := s.client.Unlink(ctx, keys[i:min(i+loadChunkRows, len(keys))]...).Err(); err != nil {
-			return nil, fmt.Errorf("redis: deleting old records: %w", err)
 		}
 	}
 	return sp, nil
@@ -82,7 +75,7 @@ func (s *Store) RWOpen(ctx context.Context, opts store.RWOptions) (store.RWSpace
 
 func (sp *rwSpace) keys(ctx context.Context) ([]string, error) {
 	var keys []string
-	it := sp.s.client.Scan(ctx, 0, rwPrefix+"*", scanCount).Iterator()
+	it := sp.s.client.Scan(ctx, 0, sp.prefix+"*", scanCount).Iterator()
 	for it.Next(ctx) {
 		keys = append(keys, it.Val())
 	}
@@ -104,7 +97,7 @@ func (sp *rwSpace) Load(ctx context.Context, recs []store.RWRecord) error {
 	for i := 0; i < len(recs); i += loadChunkRows {
 		pipe := sp.s.client.Pipeline()
 		for _, r := range recs[i:min(i+loadChunkRows, len(recs))] {
-			pipe.Set(ctx, rwPrefix+r.Key, r.Value, 0)
+			pipe.Set(ctx, sp.prefix+r.Key, r.Value, 0)
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
 			return fmt.Errorf("redis: loading records: %w", err)
@@ -133,14 +126,21 @@ func (sp *rwSpace) Records(ctx context.Context) ([]store.RWRecord, error) {
 			if err != nil {
 				return nil, fmt.Errorf("redis: record %s holds %q", part[j], v)
 			}
-			out = append(out, store.RWRecord{Key: strings.TrimPrefix(part[j], rwPrefix), Value: n})
+			out = append(out, store.RWRecord{Key: strings.TrimPrefix(part[j], sp.prefix), Value: n})
 		}
 	}
 	return out, nil
 }
 
-// Close puts the store's own durability back.
-func (sp *rwSpace) Close() error { return sp.s.setDurability(context.Background()) }
+// Close deletes the space's keys and puts the store's own durability back.
+func (sp *rwSpace) Close() error {
+	ctx := context.Background()
+	keys, err := sp.keys(ctx)
+	for i := 0; err == nil && i < len(keys); i += loadChunkRows {
+		err = sp.s.client.Unlink(ctx, keys[i:min(i+loadChunkRows, len(keys))]...).Err()
+	}
+	return errors.Join(err, sp.s.setDurability(ctx))
+}
 
 func (sp *rwSpace) Session(ctx context.Context) (store.RWSession, error) {
 	c := goredis.NewClient(clientOptions(sp.s.cfg, 1))
@@ -159,7 +159,7 @@ type rwSession struct {
 var _ store.RWPipeliner = (*rwSession)(nil)
 
 func (se *rwSession) Read(ctx context.Context, key string) (int64, bool, error) {
-	v, err := se.c.Get(ctx, rwPrefix+key).Int64()
+	v, err := se.c.Get(ctx, se.sp.prefix+key).Int64()
 	if errors.Is(err, goredis.Nil) {
 		return 0, false, nil
 	}
@@ -174,7 +174,7 @@ func (se *rwSession) Write(ctx context.Context, recs []store.RWRecord) error {
 		keys := make([]string, len(recs))
 		args := make([]any, len(recs))
 		for i, r := range recs {
-			keys[i], args[i] = rwPrefix+r.Key, r.Value
+			keys[i], args[i] = se.sp.prefix+r.Key, r.Value
 		}
 		if err := se.sp.insert.Run(ctx, se.c, keys, args...).Err(); err != nil {
 			return fmt.Errorf("redis: insert of %d records: %w", len(recs), err)
@@ -182,7 +182,7 @@ func (se *rwSession) Write(ctx context.Context, recs []store.RWRecord) error {
 		return nil
 	}
 	for _, r := range recs {
-		ok, err := se.c.SetNX(ctx, rwPrefix+r.Key, r.Value, 0).Result()
+		ok, err := se.c.SetNX(ctx, se.sp.prefix+r.Key, r.Value, 0).Result()
 		if err != nil {
 			return fmt.Errorf("redis: SET NX %s: %w", r.Key, err)
 		}
@@ -196,7 +196,7 @@ func (se *rwSession) Write(ctx context.Context, recs []store.RWRecord) error {
 func (se *rwSession) Modify(ctx context.Context, keys []string, delta int64, mode store.RWModify) (int, error) {
 	full := make([]string, len(keys))
 	for i, k := range keys {
-		full[i] = rwPrefix + k
+		full[i] = se.sp.prefix + k
 	}
 	switch mode {
 	case store.RWLocked:
@@ -290,7 +290,7 @@ func (se *rwSession) modifyWatched(ctx context.Context, keys []string, delta int
 func (se *rwSession) PipelineWrite(ctx context.Context, recs []store.RWRecord) error {
 	pipe := se.c.Pipeline()
 	for _, r := range recs {
-		pipe.Set(ctx, rwPrefix+r.Key, r.Value, 0)
+		pipe.Set(ctx, se.sp.prefix+r.Key, r.Value, 0)
 	}
 	_, err := pipe.Exec(ctx)
 	return err
@@ -301,7 +301,7 @@ func (se *rwSession) PipelineRead(ctx context.Context, keys []string, values []i
 	pipe := se.c.Pipeline()
 	cmds := make([]*goredis.StringCmd, len(keys))
 	for i, k := range keys {
-		cmds[i] = pipe.Get(ctx, rwPrefix+k)
+		cmds[i] = pipe.Get(ctx, se.sp.prefix+k)
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, goredis.Nil) {
 		return err

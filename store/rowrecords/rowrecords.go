@@ -1,6 +1,6 @@
 // Package rowrecords keeps the records of workloads "rw" and "kv" in allot
-// as rows: record k is the row (k, "rw", "rw", "rw") and its value is the
-// row's count. The embedded store and the remote store ("allot") both use
+// as rows: record k is the row (k, "rw", "rw", <the space's source>) and
+// its value is the row's count. The embedded store and the remote store ("allot") both use
 // it, over the engine's ops and over RESP respectively: no new op kind, no
 // change to allot's durability.
 //
@@ -32,12 +32,16 @@ import (
 	"allot/store"
 )
 
-// Part names of a record's row.
+// part names the warehouse and condition of a record's row; the source is
+// the space's own ("rw" + store.RWSpaceID), so that two spaces on one
+// server never share a row. allot never deletes a row: a space's rows stay
+// after Close (an embedded store's, and a server the bench started, go
+// with their temporary data directory).
 const part = "rw"
 
-// Key returns the row of record key.
-func Key(key string) inventory.RowKey {
-	return inventory.RowKey{SKU: key, Warehouse: part, Condition: part, Source: part}
+// key returns the row of record k.
+func (s *Space) key(k string) inventory.RowKey {
+	return inventory.RowKey{SKU: k, Warehouse: part, Condition: part, Source: s.source}
 }
 
 // Ops is what a session of the engine offers: one op at a time, or many
@@ -79,6 +83,7 @@ func Check(opts store.RWOptions, mode store.Durability) (string, error) {
 // Space is a record space over allot rows.
 type Space struct {
 	setting string
+	source  string
 	open    func(ctx context.Context) (Ops, error)
 	admin   Ops
 
@@ -89,7 +94,7 @@ type Space struct {
 // NewSpace returns a space whose sessions come from open; admin serves
 // Load and Records.
 func NewSpace(setting string, admin Ops, open func(ctx context.Context) (Ops, error)) *Space {
-	return &Space{setting: setting, admin: admin, open: open, keys: map[string]struct{}{}}
+	return &Space{setting: setting, source: part + store.RWSpaceID(), admin: admin, open: open, keys: map[string]struct{}{}}
 }
 
 func (s *Space) Info() store.RWInfo { return store.RWInfo{Setting: s.setting} }
@@ -104,7 +109,7 @@ func (s *Space) Load(ctx context.Context, recs []store.RWRecord) error {
 	for i := 0; i < len(recs); i += chunk {
 		ops = ops[:0]
 		for _, r := range recs[i:min(i+chunk, len(recs))] {
-			ops = append(ops, inventory.Stock(Key(r.Key), r.Value, 0))
+			ops = append(ops, inventory.Stock(s.key(r.Key), r.Value, 0))
 		}
 		if err := s.admin.Pipeline(ctx, ops, results); err != nil {
 			return err
@@ -141,7 +146,7 @@ func (s *Space) Records(ctx context.Context) ([]store.RWRecord, error) {
 	for i := 0; i < len(keys); i += chunk {
 		ops = ops[:0]
 		for _, k := range keys[i:min(i+chunk, len(keys))] {
-			ops = append(ops, inventory.Get(Key(k)))
+			ops = append(ops, inventory.Get(s.key(k)))
 		}
 		if err := s.admin.Pipeline(ctx, ops, results); err != nil {
 			return nil, err
@@ -186,7 +191,7 @@ func outcome(what string, r inventory.Result) error {
 }
 
 func (se *Session) Read(ctx context.Context, key string) (int64, bool, error) {
-	r, err := se.ops.Do(ctx, inventory.Get(Key(key)))
+	r, err := se.ops.Do(ctx, inventory.Get(se.space.key(key)))
 	switch {
 	case err != nil:
 		return 0, false, err
@@ -200,7 +205,7 @@ func (se *Session) Read(ctx context.Context, key string) (int64, bool, error) {
 
 func (se *Session) Write(ctx context.Context, recs []store.RWRecord) error {
 	for _, rec := range recs {
-		r, err := se.ops.Do(ctx, inventory.Stock(Key(rec.Key), rec.Value, 0))
+		r, err := se.ops.Do(ctx, inventory.Stock(se.space.key(rec.Key), rec.Value, 0))
 		if err != nil {
 			return err
 		}
@@ -216,7 +221,7 @@ func (se *Session) Modify(ctx context.Context, keys []string, delta int64, mode 
 	for _, key := range keys {
 		switch mode {
 		case store.RWLocked:
-			r, err := se.ops.Do(ctx, inventory.Release(Key(key), delta))
+			r, err := se.ops.Do(ctx, inventory.Release(se.space.key(key), delta))
 			if err != nil {
 				return 0, err
 			}
@@ -224,14 +229,14 @@ func (se *Session) Modify(ctx context.Context, keys []string, delta int64, mode 
 				return 0, outcome("modify "+key, r)
 			}
 		case store.RWUnlocked:
-			r, err := se.ops.Do(ctx, inventory.Get(Key(key)))
+			r, err := se.ops.Do(ctx, inventory.Get(se.space.key(key)))
 			if err != nil {
 				return 0, err
 			}
 			if r.Code != inventory.CodeOK {
 				return 0, outcome("modify (read) "+key, r)
 			}
-			w, err := se.ops.Do(ctx, inventory.Stock(Key(key), r.Count+delta, r.Price))
+			w, err := se.ops.Do(ctx, inventory.Stock(se.space.key(key), r.Count+delta, r.Price))
 			if err != nil {
 				return 0, err
 			}
@@ -256,7 +261,7 @@ func (se *Session) pipeline(ctx context.Context) error {
 func (se *Session) PipelineWrite(ctx context.Context, recs []store.RWRecord) error {
 	se.batch = se.batch[:0]
 	for _, rec := range recs {
-		se.batch = append(se.batch, inventory.Stock(Key(rec.Key), rec.Value, 0))
+		se.batch = append(se.batch, inventory.Stock(se.space.key(rec.Key), rec.Value, 0))
 	}
 	if err := se.pipeline(ctx); err != nil {
 		return err
@@ -274,7 +279,7 @@ func (se *Session) PipelineWrite(ctx context.Context, recs []store.RWRecord) err
 func (se *Session) PipelineRead(ctx context.Context, keys []string, values []int64, found []bool) error {
 	se.batch = se.batch[:0]
 	for _, k := range keys {
-		se.batch = append(se.batch, inventory.Get(Key(k)))
+		se.batch = append(se.batch, inventory.Get(se.space.key(k)))
 	}
 	if err := se.pipeline(ctx); err != nil {
 		return err

@@ -76,8 +76,9 @@ type Space struct {
 	closeDB bool
 }
 
-// Open drops and creates the table and returns the space. db stays the
-// caller's unless closeDB.
+// Open creates the space's table (d.Table, named with store.RWSpaceID by
+// the caller; dropped first if a dead process left it) and returns the
+// space. db stays the caller's unless closeDB.
 func Open(ctx context.Context, db *sql.DB, closeDB bool, d Dialect, opts store.RWOptions) (*Space, error) {
 	if d.TableLocks {
 		if opts.Transactional {
@@ -157,11 +158,12 @@ func (s *Space) Records(ctx context.Context) ([]store.RWRecord, error) {
 	return out, rows.Err()
 }
 
-// Close restores what RWOpen changed and closes a db the space opened.
+// Close drops the table, restores what RWOpen changed and closes a db
+// the space opened.
 func (s *Space) Close() error {
-	var err error
+	_, err := s.db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+s.d.Table)
 	if s.d.Restore != nil {
-		err = s.d.Restore(context.Background())
+		err = errors.Join(err, s.d.Restore(context.Background()))
 	}
 	if s.closeDB {
 		err = errors.Join(err, s.db.Close())

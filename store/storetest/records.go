@@ -142,6 +142,20 @@ func RunRecords(t *testing.T, open RecordsOpener, caps RecordsCaps) {
 		wantRecords(t, sp, want)
 	})
 
+	t.Run("TwoSpacesApart", func(t *testing.T) {
+		// Two runs (or a run and a test) on one shared server at once.
+		a := space(t, store.DurabilityFsync, durable)
+		b := space(t, store.DurabilityFsync, durable)
+		if err := a.Load(ctx, []store.RWRecord{{Key: "same", Value: 1}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Load(ctx, []store.RWRecord{{Key: "same", Value: 2}, {Key: "other", Value: 3}}); err != nil {
+			t.Fatal(err)
+		}
+		wantRecords(t, a, map[string]int64{"same": 1})
+		wantRecords(t, b, map[string]int64{"same": 2, "other": 3})
+	})
+
 	modes := []struct {
 		mode store.RWModify
 		ok   bool

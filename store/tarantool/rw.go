@@ -18,8 +18,9 @@ const rwPageMax = 10000
 
 var _ store.RWStore = (*Store)(nil)
 
-// rwSpace keeps records as tuples {k, v, ver} in a space of the store's
-// engine (allot_rw or allot_rw_vinyl), over the store's shared connection:
+// rwSpace keeps records as tuples {k, v, ver} in a space of its own, of
+// the store's engine (allot_rw_<store.RWSpaceID>, dropped on Close), over
+// the store's shared connection:
 //   - Read: a native IPROTO select by primary key. No read ever waits for
 //     a writer in Tarantool (memtx runs each request without yielding;
 //     vinyl reads committed data, MVCC): hard and soft are the same path,
@@ -55,10 +56,7 @@ func (s *Store) RWOpen(ctx context.Context, opts store.RWOptions) (store.RWSpace
 	if _, err := s.conn.Do(gotarantool.NewEvalRequest(rwLuaSource).Context(ctx)).Get(); err != nil {
 		return nil, fmt.Errorf("tarantool: defining the records functions: %w", err)
 	}
-	sp := &rwSpace{s: s, opts: opts, name: "allot_rw"}
-	if s.engine.name == "vinyl" {
-		sp.name = "allot_rw_vinyl"
-	}
+	sp := &rwSpace{s: s, opts: opts, name: "allot_rw_" + store.RWSpaceID()}
 	var id []uint32
 	if err := s.conn.Do(gotarantool.NewCallRequest("allot_rw.setup").Args([]any{sp.name, s.engine.name}).Context(ctx)).GetTyped(&id); err != nil || len(id) != 1 {
 		return nil, fmt.Errorf("tarantool: creating space %s: %v (reply %v)", sp.name, err, id)
@@ -115,7 +113,11 @@ func (sp *rwSpace) Records(ctx context.Context) ([]store.RWRecord, error) {
 	}
 }
 
-func (sp *rwSpace) Close() error { return nil }
+// Close drops the space.
+func (sp *rwSpace) Close() error {
+	_, err := sp.s.conn.Do(gotarantool.NewCallRequest("allot_rw.drop").Args([]any{sp.name})).Get()
+	return err
+}
 
 func (sp *rwSpace) Session(ctx context.Context) (store.RWSession, error) {
 	if err := ctx.Err(); err != nil {

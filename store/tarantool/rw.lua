@@ -110,5 +110,13 @@ function rw.cas(name, keys, values, versions)
     end)
 end
 
+-- drop removes a space setup made.
+function rw.drop(name)
+    if box.space[name] ~= nil then
+        box.space[name]:drop()
+    end
+    return true
+end
+
 rawset(_G, 'allot_rw', rw)
 return true
