@@ -144,7 +144,19 @@ func dsn(addr string) string {
 	case strings.Contains(addr, "@"):
 		return addr
 	}
-	return strings.Replace(services.MariaDBDSN, "127.0.0.1:13306", addr, 1)
+	return withAddr(services.MariaDBDSN, addr)
+}
+
+// withAddr returns the DSN base with its address set to addr, whatever
+// address base named (a text replacement of one literal address breaks
+// silently the day base names another).
+func withAddr(base, addr string) string {
+	c, err := mysql.ParseDSN(base)
+	if err != nil {
+		panic("mysql: bad built-in DSN " + base + ": " + err.Error())
+	}
+	c.Net, c.Addr = "tcp", addr
+	return c.FormatDSN()
 }
 
 // fill returns sql/<name>.sql with the table and engine filled in.

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"text/template"
 
@@ -130,7 +131,19 @@ func dsn(addr string) string {
 	case strings.Contains(addr, "://"):
 		return addr
 	}
-	return strings.Replace(services.PostgresDSN, "127.0.0.1:15432", addr, 1)
+	return withAddr(services.PostgresDSN, addr)
+}
+
+// withAddr returns the URL-form DSN base with its host:port set to addr,
+// whatever host and port base named (a text replacement of one literal
+// address breaks silently the day base names another).
+func withAddr(base, addr string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		panic("postgres: bad built-in DSN " + base + ": " + err.Error())
+	}
+	u.Host = addr
+	return u.String()
 }
 
 // ensureTable creates the schema and table if missing and switches an
