@@ -1,9 +1,10 @@
 // Package services starts, stops and inspects the project's private
 // instances of the peer servers the bench compares allot with: PostgreSQL,
-// MariaDB, Redis and Tarantool, from Debian's packages.
+// MariaDB, Redis, Tarantool and RabbitMQ, from Debian's packages.
 //
 // Each server listens on 127.0.0.1 only, on a fixed non-default port
-// (PostgreSQL 15432, MariaDB 13306, Redis 16379, Tarantool 13301), and keeps
+// (PostgreSQL 15432, MariaDB 13306, Redis 16379, Tarantool 13301, RabbitMQ
+// 14672 with its own Erlang port mapper on 14674), and keeps
 // its data, socket, log and pid file under one directory, Config.Dir/<name>
 // (by default <module root>/.allot/services/<name>). Up installs missing
 // Debian packages when run as root, starts what is not running, waits until
