@@ -84,6 +84,9 @@ func serverByName(name string) (server, error) {
 	case DTM:
 		return dtmServer{}, nil
 	}
+	if s, ok := natsNode(name); ok {
+		return s, nil
+	}
 	return nil, fmt.Errorf("services: unknown server %q (known: %v)", name, Names())
 }
 
@@ -93,6 +96,13 @@ func serversByName(names []string) ([]server, error) {
 	}
 	var list []server
 	for _, n := range names {
+		if n == NATS { // the cluster: its nodes, in order
+			for _, node := range NATSNodes {
+				s, _ := natsNode(node)
+				list = append(list, s)
+			}
+			continue
+		}
 		s, err := serverByName(n)
 		if err != nil {
 			return nil, err

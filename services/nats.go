@@ -1,0 +1,216 @@
+package services
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"allot/store"
+)
+
+// NATS names the 3-node NATS cluster with JetStream; NATSNodes its nodes,
+// which Up, Down, Kill and Status also take one by one (a test kills one
+// node).
+const NATS = "nats"
+
+// NATSNodes are the names of the cluster's nodes.
+var NATSNodes = []string{"nats-1", "nats-2", "nats-3"}
+
+// NATSVersion is the nats-server release Up builds and runs. Debian's
+// package (2.9) predates `sync_interval: always`; the module is built from
+// the Go module proxy at this pinned version (its version list is refused,
+// so neither @latest nor go install work).
+const NATSVersion = "v2.11.9"
+
+// NATSURL lists the client addresses of the cluster Up starts with the
+// default Config, as nats.Connect takes them.
+const NATSURL = "nats://127.0.0.1:14220,nats://127.0.0.1:14230,nats://127.0.0.1:14240"
+
+// natsServer is one node of the cluster. Node i (1..3) listens for clients
+// on 14210+10i and for the cluster's routes on the next port, all on
+// loopback; every node lists every route, and JetStream keeps its data in
+// the node's directory with `sync_interval: always`: every write to a
+// stream is fsync'd before it is acknowledged (the cluster's "fsync"
+// durability; nats-server's default syncs every two minutes).
+//
+// The binary is built once per version into the user's cache directory
+// ($XDG_CACHE_HOME or ~/.cache, allot/nats-server/<version>/nats-server),
+// outside the checkout, so that CI on the same machine and colleagues'
+// tests do not build it again (a build takes a few minutes here).
+type natsServer struct{ node int }
+
+func natsNode(name string) (natsServer, bool) {
+	for i, n := range NATSNodes {
+		if n == name {
+			return natsServer{node: i + 1}, true
+		}
+	}
+	return natsServer{}, false
+}
+
+func (s natsServer) name() string                 { return NATSNodes[s.node-1] }
+func (s natsServer) basePort() int                { return 14210 + 10*s.node }
+func (natsServer) packages() []string             { return nil }
+func (natsServer) runAs() string                  { return "" }
+func (natsServer) exeNames() []string             { return []string{"nats-server"} }
+func (natsServer) pidFile(in *instance) string    { return filepath.Join(in.dir, "nats-server.pid") }
+func (natsServer) logFile(in *instance) string    { return filepath.Join(in.dir, "nats-server.log") }
+func (natsServer) stopSignal() syscall.Signal     { return syscall.SIGTERM }
+func (natsServer) installed() bool                { return true } // built by start when missing
+func (s natsServer) clusterPort(in *instance) int { return in.port + 1 }
+
+// NATSBinary is where the nats-server binary of NATSVersion is kept.
+func NATSBinary() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("services: nats: no cache directory: %w", err)
+	}
+	return filepath.Join(dir, "allot", "nats-server", NATSVersion, "nats-server"), nil
+}
+
+// buildNATS builds nats-server into NATSBinary unless it is there: go mod
+// download of the pinned module, a writable copy, go build. One build at a
+// time per machine (a lock beside the binary).
+func buildNATS(ctx context.Context, log io.Writer) (string, error) {
+	bin, err := NATSBinary()
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		return "", fmt.Errorf("services: nats: %w", err)
+	}
+	lock, err := lockFile(ctx, bin+".lock")
+	if err != nil {
+		return "", err
+	}
+	defer lock.unlock()
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("services: nats-server is built from source and needs the go command: %w", err)
+	}
+	fmt.Fprintf(log, "nats: building nats-server %s into %s (once per version; a few minutes)\n", NATSVersion, bin)
+	work, err := os.MkdirTemp(filepath.Dir(bin), "build-")
+	if err != nil {
+		return "", fmt.Errorf("services: nats: %w", err)
+	}
+	defer os.RemoveAll(work)
+	gocmd := func(dir string, args ...string) ([]byte, error) {
+		cmd := exec.CommandContext(ctx, goBin, args...)
+		cmd.Dir = dir
+		// Outside any module: nats-server's own go.mod and go.sum.
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GO111MODULE=on", "GOWORK=off")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, tailOf(stderr.String(), logTailLines))
+		}
+		return out, nil
+	}
+	out, err := gocmd(work, "mod", "download", "-json", "github.com/nats-io/nats-server/v2@"+NATSVersion)
+	if err != nil {
+		return "", fmt.Errorf("services: nats: %w", err)
+	}
+	var mod struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
+		return "", fmt.Errorf("services: nats: go mod download gave no directory (%s): %v", mod.Error, err)
+	}
+	src := filepath.Join(work, "src")
+	if err := os.CopyFS(src, os.DirFS(mod.Dir)); err != nil {
+		return "", fmt.Errorf("services: nats: copying %s: %w", mod.Dir, err)
+	}
+	if _, err := gocmd(src, "build", "-trimpath", "-o", bin+".tmp", "."); err != nil {
+		return "", fmt.Errorf("services: nats: %w", err)
+	}
+	if err := os.Rename(bin+".tmp", bin); err != nil {
+		return "", fmt.Errorf("services: nats: %w", err)
+	}
+	return bin, nil
+}
+
+// natsConfig is a node's configuration file.
+func (s natsServer) config(in *instance) string {
+	var routes []string
+	for i := range NATSNodes {
+		peer := natsServer{node: i + 1}
+		routes = append(routes, "nats-route://127.0.0.1:"+strconv.Itoa(peer.basePort()+in.cfg.portOffset+1))
+	}
+	return fmt.Sprintf(`# Written by allot services; rewritten on every start.
+server_name: allot-%s
+listen: 127.0.0.1:%d
+jetstream {
+  store_dir: %q
+  # fsync every write before its acknowledgement
+  sync_interval: always
+}
+cluster {
+  name: allot
+  listen: 127.0.0.1:%d
+  routes: [%s]
+}
+`, s.name(), in.port, filepath.Join(in.dir, "jetstream"), s.clusterPort(in), strings.Join(routes, ", "))
+}
+
+func (s natsServer) start(ctx context.Context, in *instance) (int, error) {
+	bin, err := buildNATS(ctx, in.cfg.Log)
+	if err != nil {
+		return 0, err
+	}
+	if err := portFree(s.clusterPort(in)); err != nil {
+		return 0, fmt.Errorf("port %d (the node's cluster port) is taken: %w", s.clusterPort(in), err)
+	}
+	conf := filepath.Join(in.dir, "nats-server.conf")
+	if err := os.WriteFile(conf, []byte(s.config(in)), 0o644); err != nil {
+		return 0, err
+	}
+	pid, err := startBackground(ctx, in.user, in.dir, s.logFile(in), bin, "-c", conf)
+	if err != nil {
+		return 0, err
+	}
+	if err := os.WriteFile(s.pidFile(in), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+		return pid, err
+	}
+	return pid, nil
+}
+
+// probe connects as a client and round-trips a PING. It does not ask
+// JetStream: a first node answers before the cluster has a quorum, and
+// Up starts the nodes one after the other.
+func (natsServer) probe(ctx context.Context, in *instance) (probeResult, error) {
+	timeout := probeTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = max(time.Until(dl), time.Millisecond)
+	}
+	nc, err := nats.Connect("nats://"+in.addr(), nats.Timeout(timeout), nats.NoReconnect(), nats.Name("allot services probe"))
+	if err != nil {
+		return probeResult{}, err
+	}
+	defer nc.Close()
+	if err := nc.FlushTimeout(timeout); err != nil {
+		return probeResult{}, err
+	}
+	return probeResult{version: "nats-server " + nc.ConnectedServerVersion(), durability: store.DurabilityFsync}, nil
+}
+
+// setDurability has nothing to change: the cluster always runs with
+// sync_interval: always.
+func (natsServer) setDurability(context.Context, *instance, store.Durability) (bool, error) {
+	return false, nil
+}
