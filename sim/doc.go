@@ -28,6 +28,13 @@
 // between runs of one seed; a replay then reproduces the workload, the
 // schedule of faults and the crash points, not every frame boundary.
 //
+// Not modelled yet: the workload has captures, releases and stock sets,
+// not holds and expiry; a power cut keeps a prefix of each file's unsynced
+// bytes (vfs.Mem's model), not an arbitrary per-page subset; vfs.Mem has no
+// mapping, so write and none modes run their write(2) path, not the mmap'd
+// one; faults are drawn in sim's own file system wrapper (faultfs.go), not
+// vfs.Faulty; maps and unmaps are not faulted.
+//
 // Its power is tested (sim_test.go): a file system whose fdatasync lies
 // (the engine then acknowledges what is not durable) and one that loses
 // synced bytes in a crash are both caught within 1,000 seeds.
