@@ -131,7 +131,12 @@
         tick.addEventListener("change", function () { toggle(run.id, tick.checked); });
         var c = document.createElement("td"); c.appendChild(tick); tr.appendChild(c);
         tr.appendChild(text("td", run.id, "mono"));
-        var st = text("td", ""); st.appendChild(text("span", run.state, "pill " + run.state)); if (run.error) st.title = run.error; tr.appendChild(st);
+        var st = text("td", ""); st.appendChild(text("span", run.state, "pill " + run.state)); if (run.error) st.title = run.error;
+        if (run.concurrent && run.concurrent.length) {
+          st.appendChild(text("span", " ‖", "muted"));
+          st.title = (st.title ? st.title + "; " : "") + "ran alongside " + run.concurrent.join(", ") + ": they shared the machine";
+        }
+        tr.appendChild(st);
         tr.appendChild(text("td", "bench " + run.args.join(" "), "mono small"));
         var rs = run.results || [];
         tr.appendChild(text("td", rs.map(function (r) { return r.store + " " + fmt(r.ops_per_sec, 0); }).join(" · "), "num"));

@@ -70,6 +70,12 @@ type Config struct {
 	Now func() time.Time
 	// Stores and Workloads name what the page's form offers.
 	Stores, Workloads []string
+	// Resource, when set, names what a store's runs must not share: the
+	// server behind it (mysql and mysql-myisam are one MariaDB; a run
+	// restarting Tarantool in another wal_mode would break a run on the
+	// other engine), or the bench's own process for in-process stores.
+	// Runs queue one at a time per resource. Default: the store's name.
+	Resource func(store string) string
 	// GenLoadOps, when set, sizes the --ops of a gen-load request on a
 	// store (default GenLoadOps).
 	GenLoadOps func(store string, g GenLoad) int64
@@ -94,6 +100,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Resource == nil {
+		c.Resource = func(store string) string { return store }
 	}
 	return nil
 }
@@ -149,20 +158,25 @@ type Record struct {
 	Table string `json:"table,omitempty"`
 	// Series holds every live sample, for a page that opens late.
 	Series []Event `json:"series,omitempty"`
+	// Concurrent lists the runs (on other stores) that ran at some time
+	// while this one ran: they shared the machine, so their figures
+	// disturbed each other's.
+	Concurrent []string `json:"concurrent,omitempty"`
 }
 
 // Summary is a run in the history list: no series, results reduced to
 // their headline figures.
 type Summary struct {
-	ID       string        `json:"id"`
-	State    string        `json:"state"`
-	Args     []string      `json:"args"`
-	Stores   []string      `json:"stores"`
-	Created  time.Time     `json:"created"`
-	Finished *time.Time    `json:"finished,omitempty"`
-	Error    string        `json:"error,omitempty"`
-	Progress Progress      `json:"progress"`
-	Results  []ResultBrief `json:"results"`
+	ID         string        `json:"id"`
+	State      string        `json:"state"`
+	Concurrent []string      `json:"concurrent,omitempty"`
+	Args       []string      `json:"args"`
+	Stores     []string      `json:"stores"`
+	Created    time.Time     `json:"created"`
+	Finished   *time.Time    `json:"finished,omitempty"`
+	Error      string        `json:"error,omitempty"`
+	Progress   Progress      `json:"progress"`
+	Results    []ResultBrief `json:"results"`
 }
 
 // ResultBrief is the headline of one store run.
@@ -215,7 +229,7 @@ type Service struct {
 	runs   map[string]*run
 	order  []string          // ids, oldest first
 	queue  []*run            // waiting, in arrival order
-	busy   map[string]string // store -> id of the run using it
+	busy   map[string]string // resource (Config.Resource) -> id of the run using it
 	closed bool
 }
 
@@ -382,14 +396,14 @@ func (s *Service) scheduleLocked() {
 	for i := 0; i < len(s.queue); {
 		r := s.queue[i]
 		free := true
-		for _, st := range r.rec.Stores {
-			if s.busy[st] != "" || claimed[st] {
+		for _, res := range s.resources(r) {
+			if s.busy[res] != "" || claimed[res] {
 				free = false
 			}
 		}
 		if !free {
-			for _, st := range r.rec.Stores {
-				claimed[st] = true
+			for _, res := range s.resources(r) {
+				claimed[res] = true
 			}
 			i++
 			continue
@@ -399,9 +413,26 @@ func (s *Service) scheduleLocked() {
 	}
 }
 
-func (s *Service) startLocked(r *run) {
+// resources are what r's stores must not share with another run.
+func (s *Service) resources(r *run) []string {
+	out := make([]string, 0, len(r.rec.Stores))
 	for _, st := range r.rec.Stores {
-		s.busy[st] = r.rec.ID
+		if res := s.cfg.Resource(st); !slices.Contains(out, res) {
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+func (s *Service) startLocked(r *run) {
+	for _, res := range s.resources(r) {
+		s.busy[res] = r.rec.ID
+	}
+	for _, other := range s.runs {
+		if other != r && other.rec.State == StateRunning {
+			other.rec.Concurrent = append(other.rec.Concurrent, r.rec.ID)
+			r.rec.Concurrent = append(r.rec.Concurrent, other.rec.ID)
+		}
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	r.cancel = cancel
@@ -468,9 +499,9 @@ func (s *Service) execute(ctx context.Context, r *run) {
 	r.cancel()
 	r.cancel = nil
 	r.job = nil
-	for _, st := range r.rec.Stores {
-		if s.busy[st] == r.rec.ID {
-			delete(s.busy, st)
+	for _, res := range s.resources(r) {
+		if s.busy[res] == r.rec.ID {
+			delete(s.busy, res)
 		}
 	}
 	s.persist(r)
@@ -571,7 +602,7 @@ func (s *Service) List() []Summary {
 	out := make([]Summary, 0, len(s.order))
 	for i := len(s.order) - 1; i >= 0; i-- {
 		rec := &s.runs[s.order[i]].rec
-		sum := Summary{ID: rec.ID, State: rec.State, Args: rec.Args, Stores: rec.Stores, Created: rec.Created,
+		sum := Summary{ID: rec.ID, State: rec.State, Concurrent: rec.Concurrent, Args: rec.Args, Stores: rec.Stores, Created: rec.Created,
 			Finished: rec.Finished, Error: rec.Error, Progress: rec.Progress, Results: []ResultBrief{}}
 		for j := range rec.Results {
 			sum.Results = append(sum.Results, brief(&rec.Results[j]))

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -149,12 +150,12 @@ func waitState(t *testing.T, s *Service, id string) Record {
 
 func TestRunLifecycle(t *testing.T) {
 	s, srv, p := newTestService(t, Config{})
-	code, m := do(t, "POST", srv.URL+"/v1/runs", `{"stores":["embedded"],"workload":"ims","preset":"hot","ops":50000,"workers":8,"duration":"100ms"}`)
+	code, m := do(t, "POST", srv.URL+"/v1/runs", `{"stores":["embedded"],"workload":"ims","preset":"hot","ops":50000,"workers":8,"duration":"200ms"}`)
 	if code != http.StatusAccepted || m["id"] == nil {
 		t.Fatalf("POST /v1/runs: %d %v", code, m)
 	}
 	id := m["id"].(string)
-	want := "--duration=100ms --ops=50000 --preset=hot --stores=embedded --workers=8 --workload=ims"
+	want := "--duration=200ms --ops=50000 --preset=hot --stores=embedded --workers=8 --workload=ims"
 	if got := strings.Join(p.args[0], " "); got != want {
 		t.Errorf("args %q, want %q", got, want)
 	}
@@ -163,7 +164,7 @@ func TestRunLifecycle(t *testing.T) {
 		t.Fatalf("finished run: %+v", rec)
 	}
 	if len(rec.Series) < 2 {
-		t.Errorf("%d live samples over 100 ms at one per 20 ms", len(rec.Series))
+		t.Errorf("%d live samples over 200 ms at one per 20 ms", len(rec.Series))
 	}
 	code, m = do(t, "GET", srv.URL+"/v1/runs/"+id, "")
 	if code != 200 || m["state"] != "done" || len(m["results"].([]any)) != 1 {
@@ -228,7 +229,7 @@ func TestBadRequests(t *testing.T) {
 func TestRunsQueuePerStore(t *testing.T) {
 	s, srv, p := newTestService(t, Config{})
 	p.started = make(chan string, 10)
-	_, a := do(t, "POST", srv.URL+"/v1/runs", `{"stores":["embedded"],"duration":"300ms"}`)
+	_, a := do(t, "POST", srv.URL+"/v1/runs", `{"stores":["embedded"],"duration":"1h"}`)
 	_, b := do(t, "POST", srv.URL+"/v1/runs", `{"stores":["embedded","redis"],"duration":"10ms"}`)
 	_, c := do(t, "POST", srv.URL+"/v1/runs", `{"stores":["redis"],"duration":"10ms"}`)
 	_, d := do(t, "POST", srv.URL+"/v1/runs", `{"stores":["mysql"],"duration":"10ms"}`)
@@ -239,6 +240,10 @@ func TestRunsQueuePerStore(t *testing.T) {
 	recC, _ := s.Get(c["id"].(string))
 	if recB.State != StateQueued || recC.State != StateQueued {
 		t.Errorf("while a runs on embedded: b %s, c %s; want both queued", recB.State, recC.State)
+	}
+	// a would run for an hour: cancel it, and the queue moves on.
+	if code, _ := do(t, "DELETE", srv.URL+"/v1/runs/"+a["id"].(string), ""); code != http.StatusAccepted {
+		t.Fatalf("cancelling a: %d", code)
 	}
 	recA := waitState(t, s, a["id"].(string))
 	recB = waitState(t, s, b["id"].(string))
@@ -251,6 +256,36 @@ func TestRunsQueuePerStore(t *testing.T) {
 	}
 	if recD.Started.After(*recA.Finished) {
 		t.Error("d, on another store, waited for a")
+	}
+	if !slices.Contains(recA.Concurrent, recD.ID) || !slices.Contains(recD.Concurrent, recA.ID) {
+		t.Errorf("a and d ran at once but do not say so: %v, %v", recA.Concurrent, recD.Concurrent)
+	}
+	if slices.Contains(recA.Concurrent, recB.ID) {
+		t.Errorf("a and b did not run at once, yet a names b: %v", recA.Concurrent)
+	}
+}
+
+// TestRunsQueuePerServer: two stores on one server (mysql, mysql-myisam)
+// are one resource; a run on one waits for a run on the other.
+func TestRunsQueuePerServer(t *testing.T) {
+	s, srv, _ := newTestService(t, Config{Resource: func(store string) string {
+		if strings.HasPrefix(store, "mysql") {
+			return "mariadb"
+		}
+		return store
+	}})
+	_, a := do(t, "POST", srv.URL+"/v1/runs", `{"stores":["mysql"],"duration":"1h"}`)
+	_, b := do(t, "POST", srv.URL+"/v1/runs", `{"stores":["mysql-myisam"],"duration":"10ms"}`)
+	time.Sleep(30 * time.Millisecond)
+	recB, _ := s.Get(b["id"].(string))
+	if recB.State != StateQueued {
+		t.Errorf("a run on mysql-myisam while mysql runs: %s, want queued", recB.State)
+	}
+	do(t, "DELETE", srv.URL+"/v1/runs/"+a["id"].(string), "")
+	recA := waitState(t, s, a["id"].(string))
+	recB = waitState(t, s, b["id"].(string))
+	if recB.Started.Before(*recA.Finished) {
+		t.Errorf("b started %v before a finished %v", recB.Started, recA.Finished)
 	}
 }
 
@@ -275,7 +310,7 @@ func TestCancel(t *testing.T) {
 
 func TestEventsStream(t *testing.T) {
 	_, srv, _ := newTestService(t, Config{})
-	_, m := do(t, "POST", srv.URL+"/v1/runs", `{"duration":"150ms"}`)
+	_, m := do(t, "POST", srv.URL+"/v1/runs", `{"duration":"300ms"}`)
 	resp, err := http.Get(srv.URL + "/v1/runs/" + m["id"].(string) + "/events")
 	if err != nil {
 		t.Fatal(err)

@@ -84,6 +84,7 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 func newBenchService(ctx context.Context, cfg benchsvc.Config) (*benchsvc.Service, error) {
 	cfg.Parse = parseServedBench
 	cfg.GenLoadOps = genLoadOps
+	cfg.Resource = storeResource
 	for _, r := range store.Registered() {
 		cfg.Stores = append(cfg.Stores, r.Name)
 	}
@@ -178,4 +179,20 @@ func genLoadOps(storeName string, g benchsvc.GenLoad) int64 {
 		return int64(g.Threads) * g.TimeInMilis * genLoadQueueOpsPerThreadMs
 	}
 	return benchsvc.GenLoadOps(g)
+}
+
+// storeResource is what a store's runs must not share with another run
+// (benchsvc.Config.Resource): its server, so that mysql and mysql-myisam,
+// or tarantool and tarantool-vinyl (whose runs may restart the server in
+// another mode), never run at once; for in-process stores, the bench's
+// process, whose CPU their resource figures read.
+func storeResource(name string) string {
+	reg, err := store.Lookup(name)
+	switch {
+	case err != nil:
+		return name
+	case reg.Server != "":
+		return "server " + reg.Server
+	}
+	return "the bench process"
 }
