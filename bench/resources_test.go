@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,10 +27,17 @@ func TestServerMeterMeasuresCPUAndMemory(t *testing.T) {
 	if m == nil {
 		t.Fatal("no meter for this process")
 	}
-	// Burn CPU for a while: the meter must see at least part of it.
+	// Burn 0.3 s of this process's CPU (by its own rusage, not the wall
+	// clock: a busy machine may give it little of each second), at most
+	// 20 s of wall time: the meter must see at least part of it.
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
 	x := 0
-	for start := time.Now(); time.Since(start) < 300*time.Millisecond; {
-		for i := range 1000 {
+	for start, begin := time.Now(), cpu(); cpu()-begin < 300*time.Millisecond && time.Since(start) < 20*time.Second; {
+		for i := range 100000 {
 			x += i
 		}
 	}
@@ -42,7 +50,7 @@ func TestServerMeterMeasuresCPUAndMemory(t *testing.T) {
 		t.Errorf("usage %+v: want this process, in process", u)
 	}
 	if u.CPUSeconds < 0.05 {
-		t.Errorf("CPU %.3f s after 0.3 s of spinning", u.CPUSeconds)
+		t.Errorf("CPU %.3f s after 0.3 s of spinning (by rusage)", u.CPUSeconds)
 	}
 	if got := u.CPUSeconds * 1e6 / 1000; u.CPUMicrosPerOp != got {
 		t.Errorf("cpu µs/op %v, want %v", u.CPUMicrosPerOp, got)
