@@ -1,0 +1,106 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Config says what to follow and where to send it.
+type Config struct {
+	// DSN is the source server in go-sql-driver form
+	// (user:password@tcp(host:port)/database). The user needs SELECT on
+	// the table and REPLICATION SLAVE, REPLICATION CLIENT.
+	DSN string
+	// Table is the source table, in the DSN's database.
+	Table string
+	// Column mapping: the columns holding the SKU, the title and the
+	// brand; Attributes are columns copied as attributes named after them.
+	SKUColumn, TitleColumn, BrandColumn string
+	Attributes                          []string
+	// Addr is allot's RESP address.
+	Addr string
+	// Password for allot's AUTH, if any.
+	Password string
+	// StateFile holds the checkpoint (binlog file and position).
+	StateFile string
+	// ServerID is the replica id the ingester registers with; it must be
+	// unique among the source's replicas.
+	ServerID uint32
+	// CheckpointEvery bounds how often the checkpoint is written (default
+	// 200 ms); the replay after a crash is at most that long.
+	CheckpointEvery time.Duration
+	// SnapshotWorkers is how many connections set the snapshot's records
+	// at once (default 16).
+	SnapshotWorkers int
+}
+
+// Validate fills defaults and checks the fields.
+func (c *Config) Validate() error {
+	if c.DSN == "" {
+		return errors.New("ingest: --dsn is required")
+	}
+	if _, err := mysql.ParseDSN(c.DSN); err != nil {
+		return fmt.Errorf("ingest: --dsn: %w", err)
+	}
+	if c.Table == "" {
+		return errors.New("ingest: --table is required")
+	}
+	if c.SKUColumn == "" || c.TitleColumn == "" || c.BrandColumn == "" {
+		return errors.New("ingest: --sku, --title and --brand name the source columns; all are required")
+	}
+	if c.Addr == "" {
+		return errors.New("ingest: --addr (allot's RESP address) is required")
+	}
+	if c.StateFile == "" {
+		return errors.New("ingest: --state (the checkpoint file) is required")
+	}
+	if c.ServerID == 0 {
+		return errors.New("ingest: --server-id must be positive")
+	}
+	if c.CheckpointEvery == 0 {
+		c.CheckpointEvery = 200 * time.Millisecond
+	}
+	if c.CheckpointEvery < 0 {
+		return errors.New("ingest: the checkpoint interval must be positive")
+	}
+	if c.SnapshotWorkers == 0 {
+		c.SnapshotWorkers = 16
+	}
+	if c.SnapshotWorkers < 1 || c.SnapshotWorkers > 256 {
+		return fmt.Errorf("ingest: snapshot workers must be from 1 to 256, got %d", c.SnapshotWorkers)
+	}
+	return nil
+}
+
+// source is the parsed DSN.
+type source struct {
+	host     string
+	port     uint16
+	user     string
+	password string
+	database string
+}
+
+func (c *Config) source() (source, error) {
+	m, err := mysql.ParseDSN(c.DSN)
+	if err != nil {
+		return source{}, err
+	}
+	host, port, err := net.SplitHostPort(m.Addr)
+	if err != nil {
+		return source{}, fmt.Errorf("ingest: --dsn address %q: %w", m.Addr, err)
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return source{}, fmt.Errorf("ingest: --dsn port %q: %w", port, err)
+	}
+	if m.DBName == "" {
+		return source{}, errors.New("ingest: --dsn names no database")
+	}
+	return source{host: host, port: uint16(p), user: m.User, password: m.Passwd, database: m.DBName}, nil
+}

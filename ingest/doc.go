@@ -1,0 +1,38 @@
+// Package ingest follows a MySQL or MariaDB table into allot's catalog
+// (`allot ingest mysql`): inserts, updates and deletes, read from the
+// server's binary log in row format (github.com/go-mysql-org/go-mysql's
+// replication package), never by polling, which misses updates and
+// deletes.
+//
+// The caller's contract, step by step:
+//
+//  1. With no checkpoint (Config.StateFile absent), Run takes a snapshot:
+//     in one consistent-snapshot transaction it reads the binlog position
+//     the snapshot stands at (binlog_snapshot_file/position) and every row
+//     of the table, and sets each row's record in allot. Then it writes the
+//     checkpoint. A crash before that repeats the snapshot: CATALOG.SET of
+//     the same record is the same state.
+//  2. It follows the binlog from the checkpoint. Every row of a rows event
+//     becomes one CATALOG.SET (insert, update) or CATALOG.DEL (delete; an
+//     update that changes the SKU is a DEL of the old one and a SET of the
+//     new), sent with the idempotency key
+//     "mysql:<binlog file>:<event end position>:<row index>" (DESIGN.md,
+//     "Idempotency"). allot journals the key atomically with the record.
+//  3. After the rows of a transaction are acknowledged (allot's durability
+//     mode decides what that survives), the position after the
+//     transaction's commit event is the new checkpoint, written with a
+//     rename (throttled to CheckpointEvery).
+//
+// So after a kill -9 of the ingester, it resumes from a checkpoint at or
+// before the last acknowledged transaction; the events in between are sent
+// again with the same keys, and allot answers them from its key table
+// without applying them: nothing is lost, nothing is applied twice. After a
+// kill -9 of allot, the ingester retries the unacknowledged op with the
+// same key until allot is back. The window this holds for is allot's key
+// retention (24 h by default): an ingester stopped longer than that must
+// start from a fresh snapshot (delete its state file).
+//
+// Lag (the source's commit time, from the event header, to the moment
+// allot acknowledged the op: the record is then searchable) and the
+// counts are exposed by Metrics in the Prometheus text format.
+package ingest
