@@ -16,9 +16,9 @@ import (
 
 	"allot/catalog"
 	"allot/client"
+	"allot/server/servertest"
 	"allot/services"
 	"allot/services/servicestest"
-	"allot/server/servertest"
 	"allot/store"
 	"allot/store/remote"
 )
