@@ -91,15 +91,27 @@ func TestTreeCPUCountsDescendants(t *testing.T) {
 	}
 	rootStart, _ := fs.Stat(pid)
 	start := fs.TreeCPUTicks(tree)
-	time.Sleep(500 * time.Millisecond)
+	// Wait until the children have had 10 ticks of CPU, read from their
+	// own stat files (a busy machine may give them little of each
+	// second), for at most 20 s: the tree must count at least those.
+	childTicks := func() int64 {
+		var n int64
+		for _, c := range tree[1:] {
+			if st, err := fs.Stat(c); err == nil {
+				n += st.CPUTicks()
+			}
+		}
+		return n
+	}
+	childStart := childTicks()
+	for deadline := time.Now().Add(20 * time.Second); childTicks()-childStart < 10 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	}
 	tree, _ = fs.Tree(pid)
 	treeTicks := fs.TreeCPUTicks(tree) - start
 	rootEnd, _ := fs.Stat(pid)
 	rootTicks := rootEnd.CPUTicks() - rootStart.CPUTicks()
-	// Two busy children on a busy two-core machine: at least a tenth of a
-	// core each over half a second.
 	if treeTicks < 10 {
-		t.Errorf("tree CPU over 0.5 s: %d ticks, want at least 10", treeTicks)
+		t.Errorf("tree CPU: %d ticks after the children had 10, want at least 10", treeTicks)
 	}
 	if rootTicks*5 > treeTicks {
 		t.Errorf("root alone %d ticks vs tree %d: the children's time is not what the tree adds", rootTicks, treeTicks)
