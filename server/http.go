@@ -41,6 +41,8 @@ func (s *Server) routes() []route {
 		{path: "/v1/holds", methods: map[string]func(http.ResponseWriter, *http.Request){"POST": s.httpHoldCreate}},
 		{path: "/v1/holds/", methods: map[string]func(http.ResponseWriter, *http.Request){"GET": s.httpHoldItem, "POST": s.httpHoldItem}},
 		{path: "/v1/orders", methods: map[string]func(http.ResponseWriter, *http.Request){"POST": s.httpOrder}},
+		{path: "/v1/catalog/", methods: map[string]func(http.ResponseWriter, *http.Request){"GET": s.httpCatalogItem, "PUT": s.httpCatalogItem, "DELETE": s.httpCatalogItem}},
+		{path: "/v1/search", methods: map[string]func(http.ResponseWriter, *http.Request){"GET": s.httpSearch}},
 		{path: "/metrics", methods: map[string]func(http.ResponseWriter, *http.Request){"GET": s.httpMetrics}},
 		{path: "/healthz", methods: map[string]func(http.ResponseWriter, *http.Request){"GET": s.httpHealth}, open: true},
 		{path: "/openapi.json", methods: map[string]func(http.ResponseWriter, *http.Request){"GET": s.httpOpenAPI}, open: true},
@@ -60,6 +62,9 @@ func (s *Server) httpHandler() http.Handler {
 		rt, ok := byPath[r.URL.Path]
 		if !ok && strings.HasPrefix(r.URL.Path, "/v1/holds/") {
 			rt, ok = byPath["/v1/holds/"]
+		}
+		if !ok && strings.HasPrefix(r.URL.Path, "/v1/catalog/") {
+			rt, ok = byPath["/v1/catalog/"]
 		}
 		if !ok {
 			writeJSON(w, http.StatusNotFound, errorBody{Error: "not_found", Detail: "no endpoint " + r.URL.Path})

@@ -183,7 +183,7 @@ func TestOpenAPI(t *testing.T) {
 		}
 	}
 	slices.Sort(documented)
-	want := []string{"GET /healthz", "GET /metrics", "GET /openapi.json", "GET /v1/available", "GET /v1/holds/{hold}", "GET /v1/stock", "POST /v1/capture", "POST /v1/holds", "POST /v1/holds/{hold}/cancel", "POST /v1/holds/{hold}/confirm", "POST /v1/orders", "POST /v1/release", "PUT /v1/stock"}
+	want := []string{"DELETE /v1/catalog/{sku}", "GET /healthz", "GET /metrics", "GET /openapi.json", "GET /v1/available", "GET /v1/catalog/{sku}", "GET /v1/holds/{hold}", "GET /v1/search", "GET /v1/stock", "POST /v1/capture", "POST /v1/holds", "POST /v1/holds/{hold}/cancel", "POST /v1/holds/{hold}/confirm", "POST /v1/orders", "POST /v1/release", "PUT /v1/catalog/{sku}", "PUT /v1/stock"}
 	if !slices.Equal(documented, want) {
 		t.Fatalf("documented %v, want %v", documented, want)
 	}
