@@ -1,17 +1,14 @@
 package services
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"allot/store"
@@ -64,73 +61,13 @@ func DTMBinary() (string, error) {
 	return filepath.Join(dir, "allot", "dtm", DTMVersion, "dtm"), nil
 }
 
-// buildDTM builds dtm into DTMBinary unless it is there: go mod download
-// of the pinned module, a writable copy of its directory, go build. One
-// build at a time per machine (a lock beside the binary).
+// buildDTM builds dtm into DTMBinary unless it is there.
 func buildDTM(ctx context.Context, log io.Writer) (string, error) {
 	bin, err := DTMBinary()
 	if err != nil {
 		return "", err
 	}
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
-		return "", fmt.Errorf("services: dtm: %w", err)
-	}
-	lock, err := lockFile(ctx, bin+".lock")
-	if err != nil {
-		return "", err
-	}
-	defer lock.unlock()
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		return "", fmt.Errorf("services: dtm is built from source and needs the go command: %w", err)
-	}
-	fmt.Fprintf(log, "dtm: building %s into %s (once per version; a few minutes)\n", DTMVersion, bin)
-	work, err := os.MkdirTemp(filepath.Dir(bin), "build-")
-	if err != nil {
-		return "", fmt.Errorf("services: dtm: %w", err)
-	}
-	defer os.RemoveAll(work)
-	gocmd := func(dir string, args ...string) ([]byte, error) {
-		cmd := exec.CommandContext(ctx, goBin, args...)
-		cmd.Dir = dir
-		// Outside any module: the download and the build use dtm's own
-		// go.mod and go.sum, whatever GOFLAGS the caller has.
-		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GO111MODULE=on", "GOWORK=off")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			return nil, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, tailOf(stderr.String(), logTailLines))
-		}
-		return out, nil
-	}
-	out, err := gocmd(work, "mod", "download", "-json", "github.com/dtm-labs/dtm@"+DTMVersion)
-	if err != nil {
-		return "", fmt.Errorf("services: dtm: %w", err)
-	}
-	var mod struct{ Dir, Error string }
-	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-		return "", fmt.Errorf("services: dtm: go mod download gave no directory (%s): %v", mod.Error, err)
-	}
-	src := filepath.Join(work, "src")
-	// The module cache is read-only; go build wants to write nothing there,
-	// but copying keeps the build from depending on that.
-	if err := os.CopyFS(src, os.DirFS(mod.Dir)); err != nil {
-		return "", fmt.Errorf("services: dtm: copying %s: %w", mod.Dir, err)
-	}
-	if _, err := gocmd(src, "build", "-o", bin+".tmp", "."); err != nil {
-		return "", fmt.Errorf("services: dtm: %w", err)
-	}
-	if err := os.Rename(bin+".tmp", bin); err != nil {
-		return "", fmt.Errorf("services: dtm: %w", err)
-	}
-	return bin, nil
+	return buildGoModule(ctx, log, "dtm", "github.com/dtm-labs/dtm", DTMVersion, bin)
 }
 
 // redisInstance is the Redis dtm stores on: the one Up starts from the

@@ -1,13 +1,10 @@
 package services
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -79,70 +76,13 @@ func NATSBinary() (string, error) {
 	return filepath.Join(dir, "allot", "nats-server", NATSVersion, "nats-server"), nil
 }
 
-// buildNATS builds nats-server into NATSBinary unless it is there: go mod
-// download of the pinned module, a writable copy, go build. One build at a
-// time per machine (a lock beside the binary).
+// buildNATS builds nats-server into NATSBinary unless it is there.
 func buildNATS(ctx context.Context, log io.Writer) (string, error) {
 	bin, err := NATSBinary()
 	if err != nil {
 		return "", err
 	}
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
-		return "", fmt.Errorf("services: nats: %w", err)
-	}
-	lock, err := lockFile(ctx, bin+".lock")
-	if err != nil {
-		return "", err
-	}
-	defer lock.unlock()
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		return "", fmt.Errorf("services: nats-server is built from source and needs the go command: %w", err)
-	}
-	fmt.Fprintf(log, "nats: building nats-server %s into %s (once per version; a few minutes)\n", NATSVersion, bin)
-	work, err := os.MkdirTemp(filepath.Dir(bin), "build-")
-	if err != nil {
-		return "", fmt.Errorf("services: nats: %w", err)
-	}
-	defer os.RemoveAll(work)
-	gocmd := func(dir string, args ...string) ([]byte, error) {
-		cmd := exec.CommandContext(ctx, goBin, args...)
-		cmd.Dir = dir
-		// Outside any module: nats-server's own go.mod and go.sum.
-		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GO111MODULE=on", "GOWORK=off")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			return nil, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, tailOf(stderr.String(), logTailLines))
-		}
-		return out, nil
-	}
-	out, err := gocmd(work, "mod", "download", "-json", "github.com/nats-io/nats-server/v2@"+NATSVersion)
-	if err != nil {
-		return "", fmt.Errorf("services: nats: %w", err)
-	}
-	var mod struct{ Dir, Error string }
-	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-		return "", fmt.Errorf("services: nats: go mod download gave no directory (%s): %v", mod.Error, err)
-	}
-	src := filepath.Join(work, "src")
-	if err := os.CopyFS(src, os.DirFS(mod.Dir)); err != nil {
-		return "", fmt.Errorf("services: nats: copying %s: %w", mod.Dir, err)
-	}
-	if _, err := gocmd(src, "build", "-trimpath", "-o", bin+".tmp", "."); err != nil {
-		return "", fmt.Errorf("services: nats: %w", err)
-	}
-	if err := os.Rename(bin+".tmp", bin); err != nil {
-		return "", fmt.Errorf("services: nats: %w", err)
-	}
-	return bin, nil
+	return buildGoModule(ctx, log, "nats", "github.com/nats-io/nats-server/v2", NATSVersion, bin)
 }
 
 // natsConfig is a node's configuration file.
