@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -14,8 +15,10 @@ import (
 )
 
 // rwPrefix starts every record's key, followed by the space's
-// store.RWSpaceID and a colon.
-const rwPrefix = "allot:rw:"
+// store.RWSpaceID and a colon. It is outside "allot:*", which the
+// inventory's Load clears: a reservation run beside a records run must not
+// delete its records.
+const rwPrefix = "allotrw:"
 
 // rwRetriesMax bounds the optimistic retries of one versioned modify.
 const rwRetriesMax = 1000
@@ -43,11 +46,13 @@ var _ store.RWStore = (*Store)(nil)
 //   - --durable: appendfsync always (AOF on) or no; put back on Close.
 //   - kv: pipelined SET and GET on the session's one connection.
 type rwSpace struct {
-	s      *Store
-	prefix string // rwPrefix + the space's id + ":"
-	opts   store.RWOptions
-	insert *goredis.Script
-	modify *goredis.Script
+	s       *Store
+	prefix  string // rwPrefix + the space's id + ":"
+	mu      sync.Mutex
+	written map[string]struct{} // full keys loaded or written: what Records reads
+	opts    store.RWOptions
+	insert  *goredis.Script
+	modify  *goredis.Script
 }
 
 // RWOpen sets the AOF policy; the space's keys carry a prefix of their own.
@@ -64,7 +69,7 @@ func (s *Store) RWOpen(ctx context.Context, opts store.RWOptions) (store.RWSpace
 	if err := s.waitRewrite(ctx); err != nil {
 		return nil, err
 	}
-	sp := &rwSpace{s: s, prefix: rwPrefix + store.RWSpaceID() + ":", opts: opts, insert: goredis.NewScript(rwInsertSource), modify: goredis.NewScript(rwModifySource)}
+	sp := &rwSpace{s: s, prefix: rwPrefix + store.RWSpaceID() + ":", written: map[string]struct{}{}, opts: opts, insert: goredis.NewScript(rwInsertSource), modify: goredis.NewScript(rwModifySource)}
 	for _, sc := range []*goredis.Script{sp.insert, sp.modify} {
 		if err := sc.Load(ctx, s.client).Err(); err != nil {
 			return nil, fmt.Errorf("redis: loading a records script: %w", err)
@@ -73,16 +78,27 @@ func (s *Store) RWOpen(ctx context.Context, opts store.RWOptions) (store.RWSpace
 	return sp, nil
 }
 
-func (sp *rwSpace) keys(ctx context.Context) ([]string, error) {
-	var keys []string
-	it := sp.s.client.Scan(ctx, 0, sp.prefix+"*", scanCount).Iterator()
-	for it.Next(ctx) {
-		keys = append(keys, it.Val())
-	}
-	if err := it.Err(); err != nil {
-		return nil, fmt.Errorf("redis: scanning records: %w", err)
+// keys returns the full keys of every record loaded or written through
+// the space. They are tracked here rather than found with SCAN, which
+// walks the whole keyspace: on a server shared with a million-record
+// catalog that is a thousand round trips per read-back.
+func (sp *rwSpace) keys(context.Context) ([]string, error) {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	keys := make([]string, 0, len(sp.written))
+	for k := range sp.written {
+		keys = append(keys, k)
 	}
 	return keys, nil
+}
+
+// remember notes full keys written through the space.
+func (sp *rwSpace) remember(keys ...string) {
+	sp.mu.Lock()
+	for _, k := range keys {
+		sp.written[k] = struct{}{}
+	}
+	sp.mu.Unlock()
 }
 
 func (sp *rwSpace) Info() store.RWInfo {
@@ -98,6 +114,7 @@ func (sp *rwSpace) Load(ctx context.Context, recs []store.RWRecord) error {
 		pipe := sp.s.client.Pipeline()
 		for _, r := range recs[i:min(i+loadChunkRows, len(recs))] {
 			pipe.Set(ctx, sp.prefix+r.Key, r.Value, 0)
+			sp.remember(sp.prefix + r.Key)
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
 			return fmt.Errorf("redis: loading records: %w", err)
@@ -176,12 +193,14 @@ func (se *rwSession) Write(ctx context.Context, recs []store.RWRecord) error {
 		for i, r := range recs {
 			keys[i], args[i] = se.sp.prefix+r.Key, r.Value
 		}
+		se.sp.remember(keys...)
 		if err := se.sp.insert.Run(ctx, se.c, keys, args...).Err(); err != nil {
 			return fmt.Errorf("redis: insert of %d records: %w", len(recs), err)
 		}
 		return nil
 	}
 	for _, r := range recs {
+		se.sp.remember(se.sp.prefix + r.Key)
 		ok, err := se.c.SetNX(ctx, se.sp.prefix+r.Key, r.Value, 0).Result()
 		if err != nil {
 			return fmt.Errorf("redis: SET NX %s: %w", r.Key, err)
@@ -291,6 +310,7 @@ func (se *rwSession) PipelineWrite(ctx context.Context, recs []store.RWRecord) e
 	pipe := se.c.Pipeline()
 	for _, r := range recs {
 		pipe.Set(ctx, se.sp.prefix+r.Key, r.Value, 0)
+		se.sp.remember(se.sp.prefix + r.Key)
 	}
 	_, err := pipe.Exec(ctx)
 	return err
