@@ -42,19 +42,6 @@ func (mariadbServer) installed() bool {
 	return findBinary("mariadbd") != "" && findBinary("mariadb-install-db") != ""
 }
 
-// flushLogAtTrxCommit maps a durability to innodb_flush_log_at_trx_commit:
-// 1 writes and flushes the redo log at each commit, 2 writes it at each
-// commit and flushes about once a second, 0 does both about once a second.
-func flushLogAtTrxCommit(d store.Durability) int {
-	switch d {
-	case store.DurabilityWrite:
-		return 2
-	case store.DurabilityNone:
-		return 0
-	}
-	return 1
-}
-
 func (s mariadbServer) start(ctx context.Context, in *instance) (int, error) {
 	cnf := filepath.Join(in.dir, "my.cnf")
 	if err := s.writeConf(in, in.durability); err != nil {
@@ -85,7 +72,7 @@ func (s mariadbServer) writeConf(in *instance, d store.Durability) error {
 	var b strings.Builder
 	err = t.Execute(&b, map[string]any{
 		"Data": filepath.Join(in.dir, "data"), "Dir": in.dir, "Port": in.port,
-		"FlushLogAtTrxCommit": flushLogAtTrxCommit(d),
+		"FlushLogAtTrxCommit": store.InnoDBFlushLogAtTrxCommit(d),
 	})
 	if err != nil {
 		return err
@@ -129,6 +116,6 @@ func (s mariadbServer) setDurability(ctx context.Context, in *instance, d store.
 		return false, err
 	}
 	defer db.Close()
-	_, err = db.ExecContext(ctx, fmt.Sprintf("SET GLOBAL innodb_flush_log_at_trx_commit = %d", flushLogAtTrxCommit(d)))
+	_, err = db.ExecContext(ctx, fmt.Sprintf("SET GLOBAL innodb_flush_log_at_trx_commit = %d", store.InnoDBFlushLogAtTrxCommit(d)))
 	return false, err
 }

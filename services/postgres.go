@@ -92,10 +92,7 @@ func (s postgresServer) start(ctx context.Context, in *instance) (int, error) {
 // writeConf writes the settings allot owns. It is root's file, readable by
 // the server.
 func (s postgresServer) writeConf(in *instance, d store.Durability) error {
-	sync := "on"
-	if d != store.DurabilityFsync {
-		sync = "off"
-	}
+	sync := store.PostgresSynchronousCommit(d)
 	conf := fmt.Sprintf(`# Written by allot services; rewritten on every start.
 listen_addresses = '127.0.0.1'
 port = %d

@@ -29,19 +29,8 @@ func (redisServer) installed() bool {
 	return findBinary("redis-server") != "" && findBinary("redis-cli") != ""
 }
 
-// redisAOF maps a durability to appendonly and appendfsync.
-func redisAOF(d store.Durability) (appendonly, appendfsync string) {
-	switch d {
-	case store.DurabilityWrite:
-		return "yes", "no"
-	case store.DurabilityNone:
-		return "no", "no"
-	}
-	return "yes", "always"
-}
-
 func (s redisServer) start(ctx context.Context, in *instance) (int, error) {
-	appendonly, appendfsync := redisAOF(in.durability)
+	appendonly, appendfsync := store.RedisAOF(in.durability)
 	// --daemonize: the server forks, writes its pid file, and the command
 	// returns; a bad option fails before the fork, with the reason.
 	_, err := run(ctx, in.user, in.dir, findBinary("redis-server"),
@@ -77,7 +66,7 @@ func (redisServer) probe(ctx context.Context, in *instance) (probeResult, error)
 }
 
 func (redisServer) setDurability(ctx context.Context, in *instance, d store.Durability) (bool, error) {
-	appendonly, appendfsync := redisAOF(d)
+	appendonly, appendfsync := store.RedisAOF(d)
 	c := redisClient(in)
 	defer c.Close()
 	if err := c.ConfigSet(ctx, "appendfsync", appendfsync).Err(); err != nil {

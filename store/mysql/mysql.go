@@ -188,8 +188,7 @@ func (s *Store) durabilitySQL() string {
 		}
 		return "SET GLOBAL flush = OFF"
 	}
-	level := map[store.Durability]int{store.DurabilityFsync: 1, store.DurabilityWrite: 2, store.DurabilityNone: 0}[s.cfg.Durability]
-	return fmt.Sprintf("SET GLOBAL innodb_flush_log_at_trx_commit = %d", level)
+	return fmt.Sprintf("SET GLOBAL innodb_flush_log_at_trx_commit = %d", store.InnoDBFlushLogAtTrxCommit(s.cfg.Durability))
 }
 
 // loadBatchRows is how many rows one INSERT carries: 6 placeholders each,

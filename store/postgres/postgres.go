@@ -85,10 +85,7 @@ func Open(ctx context.Context, cfg store.Config, opt Options) (*Store, error) {
 	pc.MaxConns = int32(cfg.Workers + 1)
 	pc.MinConns = 0
 	pc.ConnConfig.ConnectTimeout = cfg.Timeout
-	sync := "on"
-	if cfg.Durability != store.DurabilityFsync {
-		sync = "off"
-	}
+	sync := store.PostgresSynchronousCommit(cfg.Durability)
 	pc.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
 		setup := "SET synchronous_commit = " + sync
 		if opt.Schema != "" {

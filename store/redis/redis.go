@@ -106,17 +106,11 @@ func Open(ctx context.Context, cfg store.Config) (store.Store, error) {
 // table says, then waits for the AOF rewrite that turning it on starts, so
 // that the bench does not measure it.
 func (s *Store) setDurability(ctx context.Context) error {
-	var settings [][2]string
-	switch s.cfg.Durability {
-	case store.DurabilityFsync:
-		settings = [][2]string{{"appendfsync", "always"}, {"appendonly", "yes"}}
-	case store.DurabilityWrite:
-		settings = [][2]string{{"appendfsync", "no"}, {"appendonly", "yes"}}
-	case store.DurabilityNone:
-		settings = [][2]string{{"appendonly", "no"}}
-	default:
-		return fmt.Errorf("redis: unknown durability %q", s.cfg.Durability)
+	if _, err := store.ParseDurability(string(s.cfg.Durability)); err != nil {
+		return fmt.Errorf("redis: %w", err)
 	}
+	appendonly, appendfsync := store.RedisAOF(s.cfg.Durability)
+	settings := [][2]string{{"appendfsync", appendfsync}, {"appendonly", appendonly}}
 	for _, kv := range settings {
 		if err := s.client.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
 			return fmt.Errorf("redis: CONFIG SET %s %s: %w", kv[0], kv[1], err)
