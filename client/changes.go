@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"allot/changes"
+	"allot/changes/event"
 )
 
 // TrimmedError is the server's -TRIMMED reply to CHANGES: the cursor is
@@ -25,7 +25,7 @@ func (e *TrimmedError) Error() string {
 // events, oldest first (none when the block ran out). count 0 means the
 // server's default; block is rounded down to milliseconds. ctx's deadline,
 // if any, must leave room for the block.
-func (cn *Conn) Changes(ctx context.Context, after uint64, count int, block time.Duration) ([]changes.Event, error) {
+func (cn *Conn) Changes(ctx context.Context, after uint64, count int, block time.Duration) ([]event.Event, error) {
 	if err := cn.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func (cn *Conn) Changes(ctx context.Context, after uint64, count int, block time
 	if !ok || n < 0 {
 		return nil, cn.fail(ctx, unexpected("CHANGES", line))
 	}
-	events := make([]changes.Event, 0, n)
+	events := make([]event.Event, 0, n)
 	for i := 0; i < n; i++ {
 		line, err := cn.line()
 		if err != nil {
@@ -61,7 +61,7 @@ func (cn *Conn) Changes(ctx context.Context, after uint64, count int, block time
 		if err != nil {
 			return nil, cn.fail(ctx, err)
 		}
-		ev, err := changes.ParseEvent(b)
+		ev, err := event.ParseEvent(b)
 		if err != nil {
 			return nil, cn.fail(ctx, &protocolError{msg: "client: CHANGES event is not JSON: " + err.Error()})
 		}
@@ -84,7 +84,7 @@ func changesError(msg string) error {
 // Changes reads the change stream on a pooled connection (see
 // Conn.Changes). A refused or broken read is not retried here: the caller
 // resumes from its own cursor.
-func (c *Client) Changes(ctx context.Context, after uint64, count int, block time.Duration) (evs []changes.Event, err error) {
+func (c *Client) Changes(ctx context.Context, after uint64, count int, block time.Duration) (evs []event.Event, err error) {
 	err = c.with(ctx, func(cn *Conn) error {
 		evs, err = cn.Changes(ctx, after, count, block)
 		return err

@@ -14,14 +14,15 @@ import (
 // catalog is a leaf like vfs: the pure catalog index (folding, ordering,
 // search) that the state machine keeps beside the rows.
 var allowed = map[string][]string{
-	"allot/catalog":   {},
-	"allot/inventory": {"allot/catalog"},
-	"allot/vfs":       {},
-	"allot/journal":   {"allot/inventory", "allot/catalog", "allot/vfs"},
-	"allot/engine":    {"allot/inventory", "allot/catalog", "allot/journal", "allot/vfs"},
-	"allot/store":     {"allot/inventory", "allot/catalog"},
-	"allot/workload":  {"allot/inventory"},
-	"allot/client":    {"allot/inventory", "allot/catalog"},
+	"allot/catalog":       {},
+	"allot/inventory":     {"allot/catalog"},
+	"allot/vfs":           {},
+	"allot/journal":       {"allot/inventory", "allot/catalog", "allot/vfs"},
+	"allot/engine":        {"allot/inventory", "allot/catalog", "allot/journal", "allot/vfs"},
+	"allot/store":         {"allot/inventory", "allot/catalog"},
+	"allot/workload":      {"allot/inventory"},
+	"allot/client":        {"allot/inventory", "allot/catalog", "allot/changes/event"},
+	"allot/changes/event": {"allot/inventory"},
 }
 
 // forbidden lists imports no package under a prefix may have.
