@@ -235,7 +235,7 @@ func Open(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine: data directory %s is in use: %w", cfg.Dir, err)
 	}
 	start := time.Now()
-	j, state, rec, err := journal.Open(journal.Options{FS: cfg.FS, Dir: cfg.Dir, SegmentBytes: cfg.SegmentBytes, Logger: cfg.Logger,
+	j, state, rec, err := journal.Open(journal.Options{FS: cfg.FS, Dir: cfg.Dir, SegmentBytes: cfg.SegmentBytes, Logger: cfg.Logger, RetentionMS: cfg.Retention.Milliseconds(),
 		// write and none promise survival of a process crash at most: a
 		// frame copied into a shared mapping is enough, with no system call.
 		Mmap: cfg.Durability != DurabilityFsync})

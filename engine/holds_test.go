@@ -303,3 +303,31 @@ func TestExpiryIsJournaledNotRecomputed(t *testing.T) {
 		t.Fatalf("after the first batch: %+v", got)
 	}
 }
+
+// TestReplayKeepsTheRetentionWindow: a hold id reused after its record's
+// retention window is a new hold; replay must use the same window, or it
+// would take the reuse for a repeat (and refuse the journal).
+func TestReplayKeepsTheRetentionWindow(t *testing.T) {
+	clock := newFakeClock()
+	cfg := Config{Dir: t.TempDir(), Clock: clock, TickInterval: -1, Retention: 100 * time.Millisecond}
+	e := mustOpen(t, cfg)
+	must(e.Stock(rk("a", "w1"), 5, 1))
+	lines := []inventory.Demand{line("a", 2)}
+	must(e.Hold("h", time.Minute, lines))
+	must(e.Cancel("h"))
+	clock.Advance(time.Second)
+	if res := must(e.Hold("h", time.Minute, lines)); res.Code != inventory.CodeOK || res.Repeat {
+		t.Fatalf("hold id reused past the window: %+v", res)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = mustOpen(t, cfg)
+	defer e.Close()
+	if res := must(e.HoldGet("h")); res.State != inventory.HoldHeld {
+		t.Fatalf("after replay: %+v", res)
+	}
+	if got := must(e.Available(gk("a"))).Count; got != 3 {
+		t.Fatalf("available %d after replay, want 3", got)
+	}
+}

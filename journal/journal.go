@@ -49,6 +49,12 @@ type Options struct {
 	Mmap bool
 	// Logger receives recovery notices (a cut tail); nil discards them.
 	Logger *slog.Logger
+	// RetentionMS is the state machine's retention window for finished
+	// holds and idempotency keys (0: inventory.RetentionDefault). Replay
+	// must run with the window the ops were applied with, or a repeat
+	// that was answered as new (its key past the window) would replay as
+	// a repeat.
+	RetentionMS int64
 }
 
 // Validate fills defaults and checks the options.
@@ -166,6 +172,9 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 
 	d := inventory.NewDecoder()
 	state := inventory.NewState()
+	if opts.RetentionMS > 0 {
+		state.SetRetention(opts.RetentionMS)
+	}
 	if len(snaps) > 0 {
 		name := path.Join(dir, snapshotName(snaps[len(snaps)-1]))
 		buf, err := vfs.ReadFile(fs, name)
@@ -178,6 +187,9 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 		}
 		if lsn != snaps[len(snaps)-1] {
 			return nil, nil, rec, &CorruptionError{File: name, Offset: 8, Reason: fmt.Sprintf("holds LSN %d, its name says %d", lsn, snaps[len(snaps)-1])}
+		}
+		if opts.RetentionMS > 0 {
+			st.SetRetention(opts.RetentionMS)
 		}
 		state, rec.SnapshotLSN = st, lsn
 	}
