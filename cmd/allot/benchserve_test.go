@@ -45,10 +45,11 @@ func postJSON(t *testing.T, url, body string) (int, map[string]any) {
 
 // TestBenchServeRunsTheCLIJob runs a small job over HTTP through the
 // command line's own parser and checks that the result is the CLI's JSON
-// object, resource figures included.
+// object, resource figures included (100,000 ops: CPU time is counted in
+// 10 ms ticks, which a shorter run may not reach).
 func TestBenchServeRunsTheCLIJob(t *testing.T) {
 	svc, srv := newTestBenchService(t)
-	code, m := postJSON(t, srv.URL+"/v1/runs", `{"stores":["embedded"],"preset":"hot","ops":2000,"workers":4,"durability":"write"}`)
+	code, m := postJSON(t, srv.URL+"/v1/runs", `{"stores":["embedded"],"preset":"hot","ops":100000,"workers":4,"durability":"write"}`)
 	if code != http.StatusAccepted {
 		t.Fatalf("POST /v1/runs: %d %v", code, m)
 	}
@@ -62,7 +63,7 @@ func TestBenchServeRunsTheCLIJob(t *testing.T) {
 		t.Fatalf("run: %s %s, %d results\n%s", rec.State, rec.Error, len(rec.Results), rec.Table)
 	}
 	r := rec.Results[0]
-	if r.Store != "embedded" || r.Workload.Name != "hot" || r.Ops != 2000 || !r.Check.OK || r.Workers != 4 {
+	if r.Store != "embedded" || r.Workload.Name != "hot" || r.Ops != 100000 || !r.Check.OK || r.Workers != 4 {
 		t.Errorf("result: %+v", r)
 	}
 	if r.Server == nil || !r.Server.InProcess || r.Server.CPUSeconds <= 0 || r.Server.RSSPeakBytes <= 0 {
