@@ -21,7 +21,7 @@ func decodeLinesOp(s *spec, args [][]byte, in Interner, op *inventory.Op, lines 
 		if len(args) < 7 || (len(args)-3)%4 != 0 {
 			return ArityError(s.name)
 		}
-		op.Hold = in.Intern(args[1])
+		op.Hold = string(args[1]) // one per cart: not interned (see DecodeOp)
 		ttl, ok := ParseInt(args[2])
 		if !ok {
 			return "ttl must be an integer from 1 to 604800000 milliseconds"

@@ -173,8 +173,11 @@ func DecodeOp(name Name, args [][]byte, in Interner, op *inventory.Op) string {
 	if s == nil || s.kind == 0 {
 		return "not an op command"
 	}
+	// Keep the lines' buffer whatever the kind: a connection's requests
+	// alternate HOLD and CONFIRM, and dropping it would allocate anew for
+	// every HOLD.
 	lines := op.Lines[:0]
-	*op = inventory.Op{Kind: s.kind}
+	*op = inventory.Op{Kind: s.kind, Lines: lines}
 	if isCatalogKind(s.kind) {
 		return decodeCatalogOp(s, args, in, op)
 	}
@@ -195,7 +198,9 @@ func DecodeOp(name Name, args [][]byte, in Interner, op *inventory.Op) string {
 	}
 	switch s.kind {
 	case inventory.KindConfirm, inventory.KindCancel, inventory.KindHoldGet:
-		op.Hold = in.Intern(args[1])
+		// Hold ids are one per cart: interning them would fill the
+		// connection's table and stop it interning the SKUs.
+		op.Hold = string(args[1])
 		return op.Check()
 	case inventory.KindCapture, inventory.KindAvailable:
 		op.Key.SKU = in.Intern(args[1])
