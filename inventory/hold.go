@@ -361,31 +361,30 @@ func (s *State) holdGet(id string, res *Result) {
 // engine's writer expires it with an Expire op (journaled), and asks again,
 // a bounded number of times per batch.
 func (s *State) NextDue() (string, bool) {
-	for len(s.deadlines) > 0 {
-		top := s.deadlines[0]
-		if top.h.state != HoldHeld || s.holds[top.h.id] != top.h {
-			s.popDeadline()
-			continue
-		}
-		if top.at <= s.now {
-			return top.h.id, true
-		}
+	top, ok := s.liveTop()
+	if !ok || top.at > s.now {
 		return "", false
 	}
-	return "", false
+	return top.h.id, true
 }
 
 // NextDeadline returns the earliest deadline of a held hold, or false.
 func (s *State) NextDeadline() (int64, bool) {
+	top, ok := s.liveTop()
+	return top.at, ok
+}
+
+// liveTop drops stale entries from the top of the expiry heap and returns
+// the first live one.
+func (s *State) liveTop() (deadline, bool) {
 	for len(s.deadlines) > 0 {
 		top := s.deadlines[0]
-		if top.h.state != HoldHeld || s.holds[top.h.id] != top.h {
-			s.popDeadline()
-			continue
+		if top.h.state == HoldHeld && s.holds[top.h.id] == top.h {
+			return top, true
 		}
-		return top.at, true
+		s.popDeadline()
 	}
-	return 0, false
+	return deadline{}, false
 }
 
 // HoldDue reports whether hold id is held past its deadline: the engine
