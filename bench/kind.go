@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"allot/store"
@@ -107,14 +108,6 @@ func Kinds() []KindRegistration {
 	for _, r := range kinds {
 		out = append(out, r)
 	}
-	slices.SortFunc(out, func(a, b KindRegistration) int {
-		if a.Name < b.Name {
-			return -1
-		}
-		if a.Name > b.Name {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b KindRegistration) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }

@@ -316,7 +316,7 @@ func (e *Engine) Submit(r *Request) error {
 			// Expire it first, as its own journaled op: the change stream
 			// then shows an expiry, and the confirm or cancel meets an
 			// expired hold.
-			e.applyLocked(inventory.Expire(r.Op.Hold), nil)
+			e.expireHoldLocked(r.Op.Hold)
 		}
 		res := e.state.Apply(&r.Op, r.Lines)
 		if res.Lines != nil {
@@ -417,27 +417,25 @@ func (e *Engine) expireLocked() {
 		if !ok {
 			break
 		}
-		e.applyLocked(inventory.Expire(id), nil)
+		e.expireHoldLocked(id)
 	}
 	e.backlog = n == expirySliceMax
 }
 
-// applyLocked applies an op the writer makes itself (an expiry) and
-// journals it.
-func (e *Engine) applyLocked(op inventory.Op, lines []inventory.Line) inventory.Result {
-	if op.Kind == inventory.KindExpire {
-		if at, ok := e.state.HoldExpiresAt(op.Hold); ok {
-			e.stats.expiry(e.cfg.Clock.Now().UnixMilli() - at)
-		}
+// expireHoldLocked expires hold id, due by the state's time, as a
+// journaled Expire op (the only op the writer makes itself), and records
+// its lag.
+func (e *Engine) expireHoldLocked(id string) {
+	if at, ok := e.state.HoldExpiresAt(id); ok {
+		e.stats.expiry(e.cfg.Clock.Now().UnixMilli() - at)
 	}
-	res := e.state.Apply(&op, lines)
-	if !res.Changed {
-		panic(fmt.Sprintf("engine: the writer's own %s op changed nothing: %s %s", op.Kind, res.Code, res.Detail))
+	op := inventory.Expire(id)
+	if res := e.state.Apply(&op, nil); !res.Changed {
+		panic(fmt.Sprintf("engine: expiring hold %q changed nothing: %s %s", id, res.Code, res.Detail))
 	}
 	e.journal.Add(&op)
 	e.opsSinceSnap++
 	e.journaled++
-	return res
 }
 
 // writePendingLocked writes the pending frame under the lock (write and

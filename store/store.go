@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -212,15 +213,7 @@ func Registered() []Registration {
 	for _, r := range registry {
 		out = append(out, r)
 	}
-	slices.SortFunc(out, func(a, b Registration) int {
-		if a.Name < b.Name {
-			return -1
-		}
-		if a.Name > b.Name {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b Registration) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
