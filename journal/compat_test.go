@@ -117,18 +117,18 @@ func TestUnknownFrameVersionIsRefused(t *testing.T) {
 	j.Close()
 	seg := path.Join(dir, segmentName(1))
 	buf, _ := vfs.ReadFile(fs, seg)
-	h, size, bad, _ := parseFrame(buf)
+	h, size, bad, _ := parseFrame(buf[segmentHeaderSize:])
 	if bad != "" || h.version != FrameVersion {
 		t.Fatalf("first frame: %q, version %d", bad, h.version)
 	}
-	frame := slices.Clone(buf[:size])
+	frame := slices.Clone(buf[segmentHeaderSize : segmentHeaderSize+size])
 	binary.LittleEndian.PutUint16(frame[12:], FrameVersion+1)
 	binary.LittleEndian.PutUint32(frame[8:], crc32.Checksum(frame[12:], castagnoli))
 	f, err := fs.OpenAppend(seg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteAt(frame, 0); err != nil {
+	if _, err := f.WriteAt(frame, segmentHeaderSize); err != nil {
 		t.Fatal(err)
 	}
 	f.Sync()

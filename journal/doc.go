@@ -8,6 +8,10 @@
 //	journal-<first LSN, 20 digits>.log   segments of frames
 //	snapshot-<LSN, 20 digits>.snap       the state after op LSN
 //
+// A segment starts with a 16-byte header recording whether its frames were
+// acknowledged before they were synced (segment.go); frames follow it.
+// A segment of an earlier release has no header and is read as synced.
+//
 // A frame is one batch of ops, written with one write call:
 //
 //	magic u32 | payload length u32 | crc32c u32 | first LSN u64 | op count u32 | payload
@@ -20,10 +24,13 @@
 // inventory.State.Apply; every replayed op must apply with CodeOK, and the
 // state's invariants are checked after replay. A torn or corrupt frame at the
 // tail of the last segment (nothing valid after it) is what a crash leaves:
-// it is cut and logged. A bad frame with a valid frame after it, a bad frame
-// in an older segment, a gap in LSNs or a corrupt snapshot is corruption of
-// acknowledged data: Open refuses with a *CorruptionError naming the file and
-// offset, and never drops it silently.
+// it is cut and logged. In a segment written unsynced (the engine's write
+// and none modes) a bad frame anywhere is what a power cut leaves, pages
+// written back in any order: the segment is cut there and the unsynced
+// segments after it are removed. In a synced segment, a bad frame with a
+// valid frame after it, a bad frame in an older segment, a gap in LSNs or a
+// corrupt snapshot is corruption of acknowledged data: Open refuses with a
+// *CorruptionError naming the file and offset, and never drops it silently.
 //
 // Concurrency: see the Journal type. The journal never reads a clock and
 // never decides when to write or sync: the engine does, by durability mode.

@@ -47,8 +47,19 @@ type Options struct {
 	// the next frame would pay a page fault instead of the system call.
 	// Ignored when the file system cannot map files or NoPreallocate is set.
 	Mmap bool
+	// Unsynced says frames are acknowledged once written, before they are
+	// synced (the engine's write and none modes). Each segment records it
+	// in its header (segment.go): after a power cut, a hole in such a
+	// segment followed by frames that were never synced is cut at
+	// recovery, while a segment written with Unsynced false keeps refusing
+	// damage before its tail as corruption of acknowledged data.
+	Unsynced bool
 	// Logger receives recovery notices (a cut tail); nil discards them.
 	Logger *slog.Logger
+	// Broken deliberately breaks the journal, for the simulator's test of
+	// its own power (package sim): it must catch each one. Zero (BrokenNone)
+	// in every real use.
+	Broken Broken
 	// RetentionMS is the state machine's retention window for finished
 	// holds and idempotency keys (0: inventory.RetentionDefault). Replay
 	// must run with the window the ops were applied with, or a repeat
@@ -77,6 +88,21 @@ func (o *Options) Validate() error {
 	return nil
 }
 
+// Broken names a deliberately broken journal behaviour.
+type Broken uint8
+
+const (
+	// BrokenNone: the journal as shipped.
+	BrokenNone Broken = iota
+	// BrokenLateAppend: WriteFrame returns before it appends the frame,
+	// which goes to the segment only with the next WriteFrame: the engine
+	// applies and acknowledges ops before they are in the journal.
+	BrokenLateAppend
+	// BrokenKeepTornTail: recovery reads up to a torn tail or a hole but
+	// does not cut it off, and starts the next segment after it.
+	BrokenKeepTornTail
+)
+
 // Recovery describes what Open found.
 type Recovery struct {
 	SnapshotLSN uint64 // 0: no snapshot
@@ -96,9 +122,12 @@ type segment struct {
 // Concurrency: Add and Seal are called under the caller's lock (they touch
 // only the pending frame); WriteFrame, startSegment and Close by one
 // goroutine at a time (the engine's flusher); Sync and WriteSnapshot may run
-// at the same time as WriteFrame.
+// at the same time as WriteFrame. The journal runs two goroutines of its
+// own: one preallocates the spare segment, and in an unsynced journal one
+// syncs and closes each full segment (retire); Close waits for both.
 type Journal struct {
 	opts Options
+	mode segmentMode // recorded in every segment this journal starts
 
 	// Owned by the writer goroutine.
 	pending      []byte // the frame being built, header space first
@@ -106,10 +135,18 @@ type Journal struct {
 	pendingCount uint32
 	pendingStamp int64  // the pending frame's time stamp
 	nextLSN      uint64 // LSN of the next op Add will get
-	written      int64  // bytes in the current segment
+	written      int64  // bytes in the current segment, its header included
 
+	late   []byte           // with BrokenLateAppend: the frame not yet appended
 	spare  chan spareResult // the next segment being preallocated, or nil
 	mapped []byte           // the current segment mapped, with Options.Mmap
+	// retiring is the background sync of the last full unsynced segment
+	// (see startSegment), or nil; retireErr its failure, sticky.
+	retiring  chan error
+	retireErr error
+	// rotationWaits counts rotations that waited on the writer goroutine:
+	// for a spare not yet prepared, or for the previous retirement.
+	rotationWaits atomic.Int64
 
 	mu       sync.Mutex // guards file swaps and segments against Sync and snapshots
 	file     vfs.File
@@ -169,6 +206,10 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 	}
 	sort.Slice(snaps, func(i, j int) bool { return snaps[i] < snaps[j] })
 	sort.Slice(segs, func(i, j int) bool { return segs[i].firstLSN < segs[j].firstLSN })
+	mode := modeSynced
+	if opts.Unsynced {
+		mode = modeUnsynced
+	}
 
 	d := inventory.NewDecoder()
 	state := inventory.NewState()
@@ -213,6 +254,13 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 	}
 	var op inventory.Op
 	var lines []inventory.Line
+	// holeAt is the index of an unsynced segment with a hole that is not
+	// the last segment, or -1: the segments after it are dropped, and only
+	// then is it cut at holeOff (a retry after a failure in between finds
+	// the hole again).
+	holeAt, holeOff := -1, 0
+	prevMode := modeSynced
+	var unsynced []string // unsynced segments kept, to sync before appending
 	for i, seg := range segs {
 		name := path.Join(dir, seg.name)
 		buf, err := vfs.ReadFile(fs, name)
@@ -221,9 +269,33 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 		}
 		last := i == len(segs)-1
 		if seg.firstLSN > next {
+			if i > 0 && prevMode == modeUnsynced {
+				// The previous segment lost its last frames whole: its
+				// end reads as zeros, a hole all the same.
+				holeAt, holeOff = i-1, -1
+				break
+			}
 			return nil, nil, rec, &CorruptionError{File: name, Offset: 0, Reason: fmt.Sprintf("starts at op %d, expected %d", seg.firstLSN, next)}
 		}
-		off := 0
+		segMode, off, bad, unknown := parseSegmentHeader(buf)
+		if unknown {
+			return nil, nil, rec, fmt.Errorf("%w: %s: %s", ErrUnknownVersion, name, bad)
+		}
+		if bad != "" {
+			// A header is synced before its segment takes a frame, so a
+			// damaged one is either the end of a segment being created
+			// when the machine stopped (the last, with no frame in it) or
+			// corruption.
+			if !last || findValidFrame(buf) >= 0 {
+				return nil, nil, rec, &CorruptionError{File: name, Offset: 0, Reason: bad}
+			}
+			rec.TailCut, rec.TailFile = int64(lastNonZero(buf)+1), name
+			if err := cutTail(fs, name, 0); err != nil {
+				return nil, nil, rec, err
+			}
+			opts.Logger.Warn("journal: cut a segment whose header was never completed", "file", name, "reason", bad)
+			continue
+		}
 		for off < len(buf) {
 			h, size, bad, unknown := parseFrame(buf[off:])
 			if unknown {
@@ -233,19 +305,32 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 				break // the preallocated, never written end of a segment
 			}
 			if bad != "" {
-				if !last {
+				// In an unsynced segment a hole is what a power cut leaves
+				// (pages written back in any order): everything from it on
+				// was never synced, so none of it was promised. In a synced
+				// one only a torn tail is.
+				hole := segMode == modeUnsynced
+				if !hole && !last {
 					return nil, nil, rec, &CorruptionError{File: name, Offset: int64(off), Reason: bad + " in a segment that is not the last"}
 				}
-				if j := findValidFrame(buf[off:]); j >= 0 {
+				if j := findValidFrame(buf[off:]); j >= 0 && !hole {
 					return nil, nil, rec, &CorruptionError{File: name, Offset: int64(off), Reason: bad + fmt.Sprintf("; a valid frame follows at offset %d", off+j)}
 				}
 				// Report the bytes that held something, not the zeros of a
 				// preallocated segment after them.
 				rec.TailCut, rec.TailFile = int64(lastNonZero(buf[off:])+1), name
-				if err := cutTail(fs, name, int64(off)); err != nil {
-					return nil, nil, rec, err
+				if hole && !last {
+					holeAt, holeOff = i, off
+				} else if opts.Broken != BrokenKeepTornTail {
+					if err := cutTail(fs, name, int64(off)); err != nil {
+						return nil, nil, rec, err
+					}
 				}
-				opts.Logger.Warn("journal: cut a torn tail", "file", name, "offset", off, "bytes", rec.TailCut, "reason", bad)
+				if hole {
+					opts.Logger.Warn("journal: cut an unsynced segment at a hole", "file", name, "offset", off, "bytes", rec.TailCut, "reason", bad)
+				} else {
+					opts.Logger.Warn("journal: cut a torn tail", "file", name, "offset", off, "bytes", rec.TailCut, "reason", bad)
+				}
 				buf = buf[:off]
 				break
 			}
@@ -279,13 +364,44 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 			}
 			off += size
 		}
+		if segMode == modeUnsynced {
+			unsynced = append(unsynced, name)
+		}
+		prevMode = segMode
+		if holeAt >= 0 {
+			break
+		}
+	}
+	if holeAt >= 0 {
+		if err := dropAfterHole(fs, dir, segs[holeAt].name, segs[holeAt+1:], opts.Logger); err != nil {
+			return nil, nil, rec, err
+		}
+		if holeOff >= 0 && opts.Broken != BrokenKeepTornTail {
+			if err := cutTail(fs, path.Join(dir, segs[holeAt].name), int64(holeOff)); err != nil {
+				return nil, nil, rec, err
+			}
+		}
+		segs = segs[:holeAt+1]
+	}
+	// Frames of unsynced segments may still be only in the page cache
+	// (the last process crashed, the machine did not). Sync them before
+	// anything is appended: a synced segment must never follow a hole.
+	for _, name := range unsynced {
+		if err := syncFile(fs, name); err != nil {
+			return nil, nil, rec, err
+		}
+	}
+	if len(unsynced) > 0 {
+		if err := fs.SyncDir(dir); err != nil {
+			return nil, nil, rec, fmt.Errorf("journal: sync directory %s: %w", dir, err)
+		}
 	}
 	if err := state.CheckInvariants(); err != nil {
 		return nil, nil, rec, fmt.Errorf("journal: recovered state is inconsistent: %w", err)
 	}
 	rec.LastLSN = next - 1
 
-	j := &Journal{opts: opts, nextLSN: next, pending: make([]byte, frameHeaderSize, 64<<10)}
+	j := &Journal{opts: opts, mode: mode, nextLSN: next, pending: make([]byte, frameHeaderSize, 64<<10)}
 	// Always start a fresh segment: appending after a cut tail or to a file
 	// of unknown history buys nothing and a new file is simpler to reason
 	// about.
@@ -294,6 +410,48 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 		return nil, nil, rec, err
 	}
 	return j, state, rec, nil
+}
+
+// dropAfterHole removes the segments after an unsynced segment that was
+// cut at a hole (held, its name): their frames follow ops that are gone.
+// Only unsynced segments may be dropped: frames of a synced one were
+// acknowledged as durable, and a hole before them is corruption.
+func dropAfterHole(fs vfs.FS, dir, held string, later []segment, logger *slog.Logger) error {
+	for _, s := range later {
+		name := path.Join(dir, s.name)
+		buf, err := vfs.ReadFile(fs, name)
+		if err != nil {
+			return fmt.Errorf("journal: read %s: %w", name, err)
+		}
+		mode, start, bad, _ := parseSegmentHeader(buf)
+		if bad == "" && mode == modeSynced && holdsFrame(buf[start:]) {
+			return &CorruptionError{File: name, Offset: 0, Reason: fmt.Sprintf("a synced segment follows unsynced segment %s, which lost frames before its end", held)}
+		}
+		if err := fs.Remove(name); err != nil {
+			return fmt.Errorf("journal: remove %s, which follows a hole in %s: %w", name, held, err)
+		}
+		logger.Warn("journal: removed a segment that follows a hole", "file", name, "hole_in", held)
+	}
+	if err := fs.SyncDir(dir); err != nil {
+		return fmt.Errorf("journal: sync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// syncFile makes an existing file durable.
+func syncFile(fs vfs.FS, name string) error {
+	f, err := fs.OpenAppend(name)
+	if err != nil {
+		return fmt.Errorf("journal: sync %s: %w", name, err)
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("journal: sync %s: %w", name, err)
+	}
+	return nil
 }
 
 func cutTail(fs vfs.FS, name string, size int64) error {
@@ -316,6 +474,20 @@ func cutTail(fs vfs.FS, name string, size int64) error {
 
 // startSegment syncs and closes the current segment (if any) and creates
 // the next one, named by the LSN of the first op it will hold.
+//
+// In an unsynced journal (the engine's write and none modes) rotation runs
+// on the request path, under the engine's lock, so the full segment is not
+// synced there: it is handed to a goroutine that syncs it, unmaps and
+// closes it, then syncs the directory (retire). What may still block the
+// writer is bounded and counted (RotationWaits): the spare segment, when
+// its background preallocation (started at half the current segment) has
+// not finished, at most one preallocation; and the previous retirement,
+// when one segment filled before the last one's fdatasync ended, at most
+// one fdatasync. A retirement's failure fails the next write.
+//
+// Rejected: syncing nothing at rotation in unsynced mode. Nothing would
+// bound how much of the journal sits in the page cache, and recovery after
+// a power cut would face holes in every segment, not just the last ones.
 func (j *Journal) startSegment(firstLSN uint64) error {
 	name := segmentName(firstLSN)
 	full := path.Join(j.opts.Dir, name)
@@ -324,6 +496,9 @@ func (j *Journal) startSegment(firstLSN uint64) error {
 	defer j.mu.Unlock()
 	if len(j.segments) > 0 && j.segments[len(j.segments)-1].name == name && j.file != nil {
 		return nil // nothing was written since the last one started
+	}
+	if j.file != nil && j.mode == modeUnsynced {
+		return j.rotateUnsynced(name, full, firstLSN)
 	}
 	if j.file != nil {
 		if err := j.file.Sync(); err != nil {
@@ -351,19 +526,110 @@ func (j *Journal) startSegment(firstLSN uint64) error {
 		return fmt.Errorf("journal: sync directory %s: %w", j.opts.Dir, err)
 	}
 	j.file = f
-	j.written = 0
-	if j.opts.Mmap && !j.opts.NoPreallocate {
-		if m, ok := f.(vfs.Mapper); ok {
-			b, err := m.Map(j.opts.SegmentBytes)
-			if err != nil {
-				return fmt.Errorf("journal: map segment %s: %w", full, err)
-			}
-			j.mapped = b
-		}
+	j.written = segmentHeaderSize
+	if err := j.mapSegment(full); err != nil {
+		return err
 	}
 	j.segments = append(j.segments, segment{name: name, firstLSN: firstLSN})
 	return nil
 }
+
+// mapSegment maps the current segment, with Options.Mmap.
+func (j *Journal) mapSegment(full string) error {
+	if !j.opts.Mmap || j.opts.NoPreallocate {
+		return nil
+	}
+	m, ok := j.file.(vfs.Mapper)
+	if !ok {
+		return nil
+	}
+	b, err := m.Map(j.opts.SegmentBytes)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return nil // this file system maps nothing: write(2) it is
+	}
+	if err != nil {
+		return fmt.Errorf("journal: map segment %s: %w", full, err)
+	}
+	j.mapped = b
+	return nil
+}
+
+// rotateUnsynced is startSegment's unsynced path, with the old segment
+// open: the new segment takes over at once and the old one is retired in
+// the background.
+func (j *Journal) rotateUnsynced(name, full string, firstLSN uint64) error {
+	if err := j.waitRetired(); err != nil {
+		return err
+	}
+	old, oldMapped, oldName := j.file, j.mapped, j.segments[len(j.segments)-1].name
+	j.file, j.mapped = nil, nil
+	f, err := j.newSegmentFile(full)
+	ch := make(chan error, 1)
+	j.retiring = ch
+	go func() { ch <- j.retire(old, oldMapped, oldName) }()
+	if err != nil {
+		return err
+	}
+	j.file = f
+	j.written = segmentHeaderSize
+	if err := j.mapSegment(full); err != nil {
+		return err
+	}
+	j.segments = append(j.segments, segment{name: name, firstLSN: firstLSN})
+	return nil
+}
+
+// retire makes a full segment durable and releases it: fdatasync (which
+// also writes back the pages dirtied through its mapping), unmap, close,
+// then a sync of the directory, which holds the name of the segment that
+// replaced it.
+func (j *Journal) retire(f vfs.File, mapped []byte, name string) error {
+	err := f.Sync()
+	if err != nil {
+		err = fmt.Errorf("journal: fdatasync full segment %s: %w", name, err)
+	}
+	if mapped != nil {
+		if uerr := f.(vfs.Mapper).Unmap(mapped); uerr != nil && err == nil {
+			err = fmt.Errorf("journal: unmap full segment %s: %w", name, uerr)
+		}
+	}
+	if cerr := f.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("journal: close full segment %s: %w", name, cerr)
+	}
+	if err == nil {
+		if derr := j.opts.FS.SyncDir(j.opts.Dir); derr != nil {
+			err = fmt.Errorf("journal: sync directory %s: %w", j.opts.Dir, derr)
+		}
+	}
+	return err
+}
+
+// waitRetired waits for the retirement under way, if any, and returns the
+// first retirement failure.
+func (j *Journal) waitRetired() error {
+	if j.retiring != nil {
+		select {
+		case err := <-j.retiring:
+			j.noteRetired(err)
+		default:
+			j.rotationWaits.Add(1)
+			j.noteRetired(<-j.retiring)
+		}
+	}
+	return j.retireErr
+}
+
+func (j *Journal) noteRetired(err error) {
+	j.retiring = nil
+	if err != nil && j.retireErr == nil {
+		j.retireErr = err
+	}
+}
+
+// RotationWaits returns how many segment rotations made the writer wait
+// (for a spare not yet prepared, or for the previous full segment's
+// background sync).
+func (j *Journal) RotationWaits() int64 { return j.rotationWaits.Load() }
 
 // prepareSpare starts preallocating the next segment in the background once
 // the current one is half full: early enough to be ready when it is needed,
@@ -383,7 +649,13 @@ func (j *Journal) prepareSpare() {
 // prepared in the background when there is one, else a file made now.
 func (j *Journal) newSegmentFile(full string) (vfs.File, error) {
 	if j.spare != nil {
-		res := <-j.spare
+		var res spareResult
+		select {
+		case res = <-j.spare:
+		default:
+			j.rotationWaits.Add(1)
+			res = <-j.spare
+		}
 		j.spare = nil
 		if res.err == nil {
 			if err := j.opts.FS.Rename(path.Join(j.opts.Dir, spareName), full); err == nil {
@@ -398,19 +670,32 @@ func (j *Journal) newSegmentFile(full string) (vfs.File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("journal: create segment %s: %w", full, err)
 		}
+		_, err = f.WriteAt(segmentHeader(j.mode), 0)
+		if err == nil && j.mode == modeUnsynced {
+			// No frame sync will carry the header to the disk before
+			// frames are acknowledged: sync it now.
+			err = f.Sync()
+		}
+		if err != nil {
+			f.Close()
+			j.opts.FS.Remove(full)
+			return nil, fmt.Errorf("journal: write the header of segment %s: %w", full, err)
+		}
 		return f, nil
 	}
 	return j.preallocate(full)
 }
 
-// preallocate creates name full of SegmentBytes zeros, synced.
+// preallocate creates name: the segment header, then zeros up to
+// SegmentBytes, synced.
 func (j *Journal) preallocate(name string) (vfs.File, error) {
 	f, err := j.opts.FS.Create(name)
 	if err != nil {
 		return nil, fmt.Errorf("journal: create segment %s: %w", name, err)
 	}
+	_, err = f.WriteAt(segmentHeader(j.mode), 0)
 	zeros := make([]byte, min(1<<20, j.opts.SegmentBytes))
-	for off := int64(0); off < j.opts.SegmentBytes && err == nil; off += int64(len(zeros)) {
+	for off := int64(segmentHeaderSize); off < j.opts.SegmentBytes && err == nil; off += int64(len(zeros)) {
 		_, err = f.WriteAt(zeros[:min(int64(len(zeros)), j.opts.SegmentBytes-off)], off)
 	}
 	if err == nil {
@@ -432,6 +717,14 @@ func (j *Journal) unmap() error {
 	err := j.file.(vfs.Mapper).Unmap(j.mapped)
 	j.mapped = nil
 	return err
+}
+
+// holdsFrame reports whether b holds a valid frame anywhere.
+func holdsFrame(b []byte) bool {
+	if _, _, bad, unknown := parseFrame(b); bad == "" || unknown {
+		return true
+	}
+	return findValidFrame(b) >= 0
 }
 
 func lastNonZero(b []byte) int {
@@ -500,7 +793,13 @@ func (j *Journal) WriteFrame(frame []byte) error {
 	if len(frame) == 0 {
 		return nil
 	}
-	if j.written > 0 && j.written+int64(len(frame)) > j.opts.SegmentBytes {
+	if j.opts.Broken == BrokenLateAppend {
+		frame, j.late = j.late, append(j.late[:0:0], frame...)
+		if len(frame) == 0 {
+			return nil
+		}
+	}
+	if j.written > segmentHeaderSize && j.written+int64(len(frame)) > j.opts.SegmentBytes {
 		// The new segment is named by the frame's first op.
 		if err := j.startSegment(binary.LittleEndian.Uint64(frame[20:])); err != nil {
 			return err
@@ -509,6 +808,16 @@ func (j *Journal) WriteFrame(frame []byte) error {
 	if j.file == nil {
 		// A rotation failed after closing the full segment.
 		return errors.New("journal: write after a failed segment rotation: no segment is open")
+	}
+	if j.retiring != nil || j.retireErr != nil {
+		select {
+		case err := <-j.retiring:
+			j.noteRetired(err)
+		default:
+		}
+		if j.retireErr != nil {
+			return j.retireErr
+		}
 	}
 	if j.mapped != nil && j.written+int64(len(frame)) <= int64(len(j.mapped)) {
 		copy(j.mapped[j.written:], frame)
@@ -631,6 +940,7 @@ func (j *Journal) Close() error {
 		return nil
 	}
 	j.closed = true
+	retireErr := j.waitRetired()
 	if j.spare != nil {
 		if res := <-j.spare; res.err == nil {
 			res.file.Close()
@@ -641,7 +951,7 @@ func (j *Journal) Close() error {
 	if j.file == nil {
 		// A rotation that failed after closing the full segment left none
 		// open; the engine stopped at that failure.
-		return nil
+		return retireErr
 	}
 	err := j.file.Sync()
 	if uerr := j.unmap(); err == nil {
@@ -653,5 +963,5 @@ func (j *Journal) Close() error {
 	if err != nil {
 		return fmt.Errorf("journal: close: %w", err)
 	}
-	return nil
+	return retireErr
 }

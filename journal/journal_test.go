@@ -180,7 +180,7 @@ func TestCorruptionBeforeTheTailRefusesToStart(t *testing.T) {
 	seg := path.Join(dir, segmentName(1))
 	// Flip a byte inside the third frame's payload.
 	buf, _ := vfs.ReadFile(fs, seg)
-	off := 0
+	off := segmentHeaderSize
 	for k := 0; k < 2; k++ {
 		_, size, bad, _ := parseFrame(buf[off:])
 		if bad != "" {
@@ -212,7 +212,7 @@ func TestCorruptLastFrameIsCut(t *testing.T) {
 	j.Close()
 	seg := path.Join(dir, segmentName(1))
 	buf, _ := vfs.ReadFile(fs, seg)
-	end := 0 // the end of the last frame; zeros of preallocation follow
+	end := segmentHeaderSize // the end of the last frame; zeros of preallocation follow
 	for {
 		_, size, bad, _ := parseFrame(buf[end:])
 		if bad != "" {

@@ -210,10 +210,28 @@ func (r *Reader) open(name string) error {
 		}
 		return fmt.Errorf("journal: open %s: %w", name, err)
 	}
+	// Frames start after the segment header (none in a segment of an
+	// earlier release).
+	hdr := make([]byte, segmentHeaderSize)
+	n, err := f.ReadAt(hdr, 0)
+	if err != nil && err != io.EOF {
+		f.Close()
+		return fmt.Errorf("journal: read %s: %w", name, err)
+	}
+	_, start, bad, unknown := parseSegmentHeader(hdr[:n])
+	if unknown {
+		f.Close()
+		return fmt.Errorf("%w: %s: %s", ErrUnknownVersion, name, bad)
+	}
+	if bad != "" {
+		// Not yet complete: recovery finished every header of a segment
+		// that holds frames, so this is one being created.
+		start = segmentHeaderSize
+	}
 	if r.file != nil {
 		r.file.Close()
 	}
-	r.file, r.fileName, r.off = f, name, 0
+	r.file, r.fileName, r.off = f, name, int64(start)
 	return nil
 }
 

@@ -1,9 +1,11 @@
 // Package vfs is the narrow seam between allot's journal and the disk.
 //
 // FS has three implementations: OS (the real file system), Mem (in memory,
-// for tests, with a model of what is durable: Crash drops every write that
-// was not followed by a Sync), and Faulty (wraps another FS and injects
-// errors, torn writes and corrupt bytes on demand).
+// for tests, with a model of the page cache: CrashPages keeps an arbitrary
+// subset of the pages written since the last Sync, whole or torn, and
+// Crash a prefix of the unsynced bytes; with EnableMapping files map, and
+// writes through a mapping are unsynced page cache too), and Faulty (wraps
+// another FS and injects errors, torn writes and held syncs on demand).
 //
 // The journal talks to disk only through FS, so every failure the journal
 // must survive can be produced in a test. This package must never buffer

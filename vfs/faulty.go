@@ -3,6 +3,8 @@ package vfs
 import (
 	"errors"
 	"io"
+	"path"
+	"strings"
 	"sync"
 )
 
@@ -20,6 +22,15 @@ type Faulty struct {
 	writeBytesMax int64 // 0: no limit
 	syncFail      bool
 	createFail    bool
+	hold          *syncHold // syncs held by HoldSyncs, or nil
+}
+
+// syncHold is a HoldSyncs in force.
+type syncHold struct {
+	prefix  string
+	held    chan string
+	release chan struct{}
+	err     error // what the held syncs return once released
 }
 
 var _ FS = (*Faulty)(nil)
@@ -49,11 +60,35 @@ func (f *Faulty) FailCreates(fail bool) {
 	f.mu.Unlock()
 }
 
-func (f *Faulty) wrap(file File, err error) (File, error) {
+// HoldSyncs makes every Sync of a file whose base name starts with prefix
+// wait until release is called, and then return err (nil: sync as usual).
+// held receives the file's name as each such Sync starts waiting: a test
+// can see that a sync is under way and check what did, or did not, wait
+// for it. Its buffer holds 64 names; more are dropped, not blocked on.
+func (f *Faulty) HoldSyncs(prefix string) (held <-chan string, release func(err error)) {
+	h := &syncHold{prefix: prefix, held: make(chan string, 64), release: make(chan struct{})}
+	f.mu.Lock()
+	f.hold = h
+	f.mu.Unlock()
+	var once sync.Once
+	return h.held, func(err error) {
+		once.Do(func() {
+			f.mu.Lock()
+			h.err = err
+			if f.hold == h {
+				f.hold = nil
+			}
+			f.mu.Unlock()
+			close(h.release)
+		})
+	}
+}
+
+func (f *Faulty) wrap(name string, file File, err error) (File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &faultyFile{File: file, fs: f}, nil
+	return &faultyFile{File: file, fs: f, name: name}, nil
 }
 
 func (f *Faulty) Create(name string) (File, error) {
@@ -63,20 +98,34 @@ func (f *Faulty) Create(name string) (File, error) {
 	if fail {
 		return nil, ErrInjected
 	}
-	return f.wrap(f.FS.Create(name))
+	file, err := f.FS.Create(name)
+	return f.wrap(name, file, err)
 }
-func (f *Faulty) OpenAppend(name string) (File, error) { return f.wrap(f.FS.OpenAppend(name)) }
-func (f *Faulty) Open(name string) (File, error)       { return f.wrap(f.FS.Open(name)) }
-func (f *Faulty) Remove(name string) error             { return f.FS.Remove(name) }
-func (f *Faulty) Rename(from, to string) error         { return f.FS.Rename(from, to) }
-func (f *Faulty) List(dir string) ([]string, error)    { return f.FS.List(dir) }
-func (f *Faulty) MkdirAll(dir string) error            { return f.FS.MkdirAll(dir) }
-func (f *Faulty) SyncDir(dir string) error             { return f.FS.SyncDir(dir) }
-func (f *Faulty) Lock(name string) (io.Closer, error)  { return f.FS.Lock(name) }
+
+func (f *Faulty) OpenAppend(name string) (File, error) {
+	file, err := f.FS.OpenAppend(name)
+	return f.wrap(name, file, err)
+}
+
+func (f *Faulty) Open(name string) (File, error) {
+	file, err := f.FS.Open(name)
+	return f.wrap(name, file, err)
+}
+
+func (f *Faulty) Remove(name string) error { return f.FS.Remove(name) }
+
+// Rename renames; a file open under the old name keeps that name for
+// HoldSyncs (as a descriptor keeps its file, whatever it is called).
+func (f *Faulty) Rename(from, to string) error        { return f.FS.Rename(from, to) }
+func (f *Faulty) List(dir string) ([]string, error)   { return f.FS.List(dir) }
+func (f *Faulty) MkdirAll(dir string) error           { return f.FS.MkdirAll(dir) }
+func (f *Faulty) SyncDir(dir string) error            { return f.FS.SyncDir(dir) }
+func (f *Faulty) Lock(name string) (io.Closer, error) { return f.FS.Lock(name) }
 
 type faultyFile struct {
 	File
-	fs *Faulty
+	fs   *Faulty
+	name string // the name it was opened or created by
 }
 
 func (f *faultyFile) Write(p []byte) (int, error) {
@@ -109,10 +158,23 @@ func (f *faultyFile) write(p []byte, write func([]byte) (int, error)) (int, erro
 
 func (f *faultyFile) Sync() error {
 	f.fs.mu.Lock()
-	fail := f.fs.syncFail
+	fail, h := f.fs.syncFail, f.fs.hold
 	f.fs.mu.Unlock()
 	if fail {
 		return ErrInjected
+	}
+	if h != nil && strings.HasPrefix(path.Base(f.name), h.prefix) {
+		select {
+		case h.held <- f.name:
+		default:
+		}
+		<-h.release
+		f.fs.mu.Lock()
+		err := h.err
+		f.fs.mu.Unlock()
+		if err != nil {
+			return err
+		}
 	}
 	return f.File.Sync()
 }

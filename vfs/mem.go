@@ -1,39 +1,63 @@
 package vfs
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"path"
 	"sort"
 	"sync"
 )
 
+// PageBytes is the unit of Mem's model of the page cache: a crash keeps or
+// loses each unsynced page on its own (CrashPages).
+const PageBytes = 4096
+
 // Mem is an in-memory FS that models durability: each file remembers what
-// it held at its last Sync, and Crash returns the FS a machine would find
-// after losing power, keeping of each file the synced bytes plus as much of
-// the unsynced tail as the caller says (none: a lost write; some: a torn
-// write; all: a process crash, where the OS still had it).
+// it held at its last Sync and which pages were written since, and a crash
+// returns the FS a machine would find after losing power. CrashPages
+// decides page by page what of each unsynced page reached the disk (none,
+// all, or a torn prefix), in any combination: the kernel writes dirty
+// pages back in no particular order. Crash keeps a prefix of the unsynced
+// bytes instead (none: a lost write; some: a torn write; all: a process
+// crash, where the OS still had it).
+//
+// With EnableMapping, files can be mapped (Mapper): a mapping is the
+// file's own bytes, so a write through it is at once what the file holds
+// and what a reader sees, and it is unsynced page cache, as with a real
+// shared mapping, until Sync. Mapping is off by default: a mapped write
+// is a plain memory copy that no lock covers, which suits a simulation of
+// one process's disk but would make every engine test that reads the
+// journal while writing it a data race.
 //
 // Directory entries are treated as durable at once. That is weaker than a
 // real disk, where a create is durable only after SyncDir; the journal syncs
 // the directory after every create and rename anyway.
 type Mem struct {
-	mu    sync.Mutex
-	files map[string]*memNode
-	dirs  map[string]bool
-	locks map[string]bool
+	mu      sync.Mutex
+	files   map[string]*memNode
+	dirs    map[string]bool
+	locks   map[string]bool
+	mapping bool
 }
 
 // memNode keeps a file's current bytes and its durable bytes (as of the
-// last Sync). Writes since then fall in one range, [dirtyFrom, dirtyTo):
-// enough for files written front to back, as the journal writes them.
+// last Sync). The pages written since are marked in dirty (a bit a page);
+// [dirtyFrom, dirtyTo) spans them, for Crash's prefix model. The pages
+// under a mapping (the first mappedBytes bytes) may have been written
+// without a call: which of them are dirty is found by comparing them with
+// their durable copy.
 type memNode struct {
-	mu        sync.Mutex
-	data      []byte
-	durable   []byte
-	dirtyFrom int // -1: nothing written since the last Sync
-	dirtyTo   int
+	mu          sync.Mutex
+	data        []byte
+	durable     []byte
+	dirty       []uint64
+	dirtyFrom   int // -1: nothing written since the last Sync
+	dirtyTo     int
+	maps        int // mappings not yet unmapped
+	mappedBytes int
 }
 
 func newMemNode(data []byte) *memNode {
@@ -45,6 +69,9 @@ func (n *memNode) written(off, size int) {
 	if size == 0 {
 		return
 	}
+	for p := off / PageBytes; p <= (off+size-1)/PageBytes; p++ {
+		n.markDirty(p)
+	}
 	if n.dirtyFrom < 0 {
 		n.dirtyFrom, n.dirtyTo = off, off+size
 		return
@@ -53,18 +80,56 @@ func (n *memNode) written(off, size int) {
 	n.dirtyTo = max(n.dirtyTo, off+size)
 }
 
-func (n *memNode) sync() {
-	if n.dirtyFrom < 0 {
-		if len(n.durable) != len(n.data) {
-			n.durable = append(n.durable[:0], n.data...)
-		}
-		return
+func (n *memNode) markDirty(p int) {
+	for len(n.dirty) <= p/64 {
+		n.dirty = append(n.dirty, 0)
 	}
+	n.dirty[p/64] |= 1 << (p % 64)
+}
+
+// collectMapped marks dirty the mapped pages that differ from their
+// durable copy: the writes made through a mapping.
+func (n *memNode) collectMapped() {
+	end := min(n.mappedBytes, len(n.data))
+	for off := 0; off < end; off += PageBytes {
+		to := min(off+PageBytes, end)
+		var old []byte
+		if off < len(n.durable) {
+			old = n.durable[off:min(to, len(n.durable))]
+		}
+		page := n.data[off:to]
+		if len(old) == len(page) && string(old) == string(page) {
+			continue
+		}
+		n.written(off, to-off)
+	}
+}
+
+// dirtyPages calls fn with each dirty page, in file order.
+func (n *memNode) dirtyPages(fn func(p int)) {
+	for w, word := range n.dirty {
+		for word != 0 {
+			b := bits.TrailingZeros64(word)
+			word &^= 1 << b
+			fn(w*64 + b)
+		}
+	}
+}
+
+func (n *memNode) sync() {
+	n.collectMapped()
 	if len(n.durable) < len(n.data) {
 		n.durable = append(n.durable, make([]byte, len(n.data)-len(n.durable))...)
 	}
 	n.durable = n.durable[:len(n.data)]
-	copy(n.durable[n.dirtyFrom:n.dirtyTo], n.data[n.dirtyFrom:n.dirtyTo])
+	n.dirtyPages(func(p int) {
+		from := p * PageBytes
+		if from < len(n.data) {
+			to := min(from+PageBytes, len(n.data))
+			copy(n.durable[from:to], n.data[from:to])
+		}
+	})
+	clear(n.dirty)
 	n.dirtyFrom = -1
 }
 
@@ -73,6 +138,14 @@ var _ FS = (*Mem)(nil)
 // NewMem returns an empty in-memory FS.
 func NewMem() *Mem {
 	return &Mem{files: map[string]*memNode{}, dirs: map[string]bool{"/": true, ".": true}}
+}
+
+// EnableMapping lets files be mapped (see Mem). Without it Map fails with
+// errors.ErrUnsupported, and the journal writes with WriteAt.
+func (m *Mem) EnableMapping() {
+	m.mu.Lock()
+	m.mapping = true
+	m.mu.Unlock()
 }
 
 func clean(name string) string { return path.Clean(name) }
@@ -86,7 +159,7 @@ func (m *Mem) Create(name string) (File, error) {
 	}
 	n := newMemNode(nil)
 	m.files[name] = n
-	return &memFile{name: name, node: n, write: true}, nil
+	return &memFile{name: name, node: n, write: true, fs: m}, nil
 }
 
 func (m *Mem) open(name string, write bool) (File, error) {
@@ -97,7 +170,7 @@ func (m *Mem) open(name string, write bool) (File, error) {
 	if n == nil {
 		return nil, &os.PathError{Op: "open", Path: name, Err: os.ErrNotExist}
 	}
-	return &memFile{name: name, node: n, write: write}, nil
+	return &memFile{name: name, node: n, write: write, fs: m}, nil
 }
 
 func (m *Mem) OpenAppend(name string) (File, error) { return m.open(name, true) }
@@ -165,30 +238,70 @@ func (m *Mem) SyncDir(dir string) error {
 }
 
 // Crash returns what survives a crash. keep(name, unsynced) says how many of
-// a file's unsynced tail bytes survive; nil keeps none (power loss with
-// every unsynced write lost).
+// a file's unsynced bytes survive, counted from the first unsynced byte;
+// nil keeps none (power loss with every unsynced write lost).
 func (m *Mem) Crash(keep func(name string, unsynced int) int) *Mem {
+	return m.crash(func(name string, n *memNode, data []byte) []byte {
+		if n.dirtyFrom < 0 || keep == nil {
+			return data
+		}
+		// A prefix of the unsynced range reached the disk.
+		k := max(0, min(keep(name, n.dirtyTo-n.dirtyFrom), n.dirtyTo-n.dirtyFrom))
+		return writeBack(data, n.data, n.dirtyFrom, k)
+	})
+}
+
+// CrashPages returns what survives a power cut that wrote back an
+// arbitrary subset of the dirty pages: keep(name, page) says how many
+// leading bytes of that unsynced page of the file reached the disk (0:
+// none, PageBytes: all of it, anything between: a page torn there). Pages
+// dirtied through a mapping count as well. A file is as long as its
+// durable bytes or the end of the last byte kept, whichever is longer; a
+// byte never written back reads as it was at the last Sync, or as zero
+// past the durable end.
+func (m *Mem) CrashPages(keep func(name string, page int64) int) *Mem {
+	return m.crash(func(name string, n *memNode, data []byte) []byte {
+		n.dirtyPages(func(p int) {
+			if from := p * PageBytes; from < len(n.data) {
+				k := max(0, min(keep(name, int64(p)), PageBytes, len(n.data)-from))
+				data = writeBack(data, n.data, from, k)
+			}
+		})
+		return data
+	})
+}
+
+// crash builds the FS a crash leaves: every directory, and each file's
+// durable bytes with what writeBackFn adds of its unsynced ones.
+func (m *Mem) crash(writeBackFn func(name string, n *memNode, durable []byte) []byte) *Mem {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := NewMem()
+	c.mapping = m.mapping
 	for d := range m.dirs {
 		c.dirs[d] = true
 	}
 	for name, n := range m.files {
 		n.mu.Lock()
-		data := append([]byte(nil), n.durable...)
-		if n.dirtyFrom >= 0 && keep != nil {
-			// A prefix of the unsynced range reached the disk.
-			k := max(0, min(keep(name, n.dirtyTo-n.dirtyFrom), n.dirtyTo-n.dirtyFrom))
-			if end := n.dirtyFrom + k; end > len(data) {
-				data = append(data, make([]byte, end-len(data))...)
-			}
-			copy(data[n.dirtyFrom:], n.data[n.dirtyFrom:n.dirtyFrom+k])
-		}
+		n.collectMapped()
+		data := writeBackFn(name, n, append([]byte(nil), n.durable...))
 		n.mu.Unlock()
 		c.files[name] = newMemNode(data)
 	}
 	return c
+}
+
+// writeBack copies k bytes of current at from into durable, growing it as
+// needed.
+func writeBack(durable, current []byte, from, k int) []byte {
+	if k <= 0 {
+		return durable
+	}
+	if end := from + k; end > len(durable) {
+		durable = append(durable, make([]byte, end-len(durable))...)
+	}
+	copy(durable[from:from+k], current[from:from+k])
+	return durable
 }
 
 // Corrupt flips the bits of the byte at offset in file name.
@@ -223,8 +336,50 @@ func (m *Mem) Names() []string {
 type memFile struct {
 	name   string
 	node   *memNode
+	fs     *Mem
 	write  bool
 	closed bool
+}
+
+var _ Mapper = (*memFile)(nil)
+
+// Map returns the file's first size bytes, shared: writing them writes the
+// file (unsynced until Sync). It fails with errors.ErrUnsupported unless
+// the Mem has EnableMapping, and for a file shorter than size (a real
+// mapping would fault past the end).
+func (f *memFile) Map(size int64) ([]byte, error) {
+	f.fs.mu.Lock()
+	on := f.fs.mapping
+	f.fs.mu.Unlock()
+	if !on {
+		return nil, fmt.Errorf("vfs: map %s: mapping is off on this memory file system: %w", f.name, errors.ErrUnsupported)
+	}
+	if f.closed || !f.write {
+		return nil, &os.PathError{Op: "map", Path: f.name, Err: os.ErrPermission}
+	}
+	f.node.mu.Lock()
+	defer f.node.mu.Unlock()
+	if size <= 0 || size > int64(len(f.node.data)) {
+		return nil, fmt.Errorf("vfs: map %s: %d bytes of a file of %d", f.name, size, len(f.node.data))
+	}
+	f.node.maps++
+	f.node.mappedBytes = max(f.node.mappedBytes, int(size))
+	return f.node.data[:size:size], nil
+}
+
+// Unmap ends a mapping. What was written through it stays unsynced page
+// cache until Sync, as with a real mapping.
+func (f *memFile) Unmap(b []byte) error {
+	f.node.mu.Lock()
+	defer f.node.mu.Unlock()
+	if f.node.maps == 0 {
+		return fmt.Errorf("vfs: unmap %s: not mapped", f.name)
+	}
+	f.node.collectMapped()
+	if f.node.maps--; f.node.maps == 0 {
+		f.node.mappedBytes = 0
+	}
+	return nil
 }
 
 func (f *memFile) Write(p []byte) (int, error) {
@@ -291,6 +446,11 @@ func (f *memFile) Truncate(size int64) error {
 		return fmt.Errorf("vfs: truncate %s to %d: file has %d bytes", f.name, size, len(f.node.data))
 	}
 	// A truncate is treated as durable at once, like directory entries.
+	f.node.collectMapped()
+	for p := (int(size) + PageBytes - 1) / PageBytes; p/64 < len(f.node.dirty); p++ {
+		f.node.dirty[p/64] &^= 1 << (p % 64)
+	}
+	f.node.mappedBytes = min(f.node.mappedBytes, int(size))
 	f.node.data = f.node.data[:size]
 	f.node.durable = f.node.durable[:min(len(f.node.durable), int(size))]
 	if f.node.dirtyFrom >= int(size) {

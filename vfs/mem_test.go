@@ -155,3 +155,120 @@ func TestOSWriteAtAndSync(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// HoldSyncs holds the syncs of the files it names until released, and
+// then returns the error given; other files sync as usual.
+func TestFaultyHoldsSyncs(t *testing.T) {
+	fs := NewFaulty(NewMem())
+	fs.MkdirAll("/d")
+	held, release := fs.HoldSyncs("journal-")
+	other, _ := fs.Create("/d/other")
+	if err := other.Sync(); err != nil {
+		t.Fatalf("a file the hold does not name: %v", err)
+	}
+	f, _ := fs.Create("/d/journal-1")
+	done := make(chan error, 1)
+	go func() { done <- f.Sync() }()
+	if name := <-held; name != "/d/journal-1" {
+		t.Fatalf("held %s", name)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the held sync returned before its release: %v", err)
+	default:
+	}
+	release(ErrInjected)
+	if err := <-done; !errors.Is(err, ErrInjected) {
+		t.Fatalf("the released sync returned %v, want the error given", err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatalf("a sync after the release: %v", err)
+	}
+}
+
+// A power cut writes back any subset of the dirty pages: here the last
+// page reached the disk, the first was torn after 100 bytes and the middle
+// one was lost, though it was written before the last.
+func TestMemCrashPagesKeepsAnArbitrarySubset(t *testing.T) {
+	m := NewMem()
+	m.MkdirAll("/d")
+	f, _ := m.Create("/d/f")
+	f.WriteAt(make([]byte, 3*PageBytes), 0)
+	f.Sync()
+	page := func(c byte) []byte { return bytes.Repeat([]byte{c}, PageBytes) }
+	for p, c := range []byte{'a', 'b', 'c'} {
+		f.WriteAt(page(c), int64(p*PageBytes))
+	}
+	crashed := m.CrashPages(func(name string, p int64) int {
+		if name != "/d/f" {
+			t.Errorf("asked about %s", name)
+		}
+		return []int{100, 0, PageBytes}[p]
+	})
+	got := []byte(content(t, crashed, "/d/f"))
+	want := make([]byte, 3*PageBytes)
+	copy(want, page('a')[:100])
+	copy(want[2*PageBytes:], page('c'))
+	if !bytes.Equal(got, want) {
+		t.Fatalf("after the crash: %q...%q (%d bytes)", got[:8], got[len(got)-8:], len(got))
+	}
+	// Synced pages are never asked about, and survive.
+	f.Sync()
+	asked := 0
+	crashed = m.CrashPages(func(string, int64) int { asked++; return 0 })
+	if asked != 0 || content(t, crashed, "/d/f") != string(page('a'))+string(page('b'))+string(page('c')) {
+		t.Fatalf("after a sync: asked about %d pages, or the synced bytes changed", asked)
+	}
+	// An append past the durable end lost in the crash leaves the file at
+	// its durable length.
+	f.WriteAt(page('d'), 3*PageBytes)
+	if got := content(t, m.CrashPages(func(string, int64) int { return 0 }), "/d/f"); len(got) != 3*PageBytes {
+		t.Fatalf("a lost append left %d bytes", len(got))
+	}
+}
+
+// Writes through a mapping are the file's bytes at once and unsynced page
+// cache until Sync, also after Unmap.
+func TestMemMappingIsUnsyncedPageCache(t *testing.T) {
+	m := NewMem()
+	m.MkdirAll("/d")
+	f, _ := m.Create("/d/f")
+	if _, err := f.(Mapper).Map(PageBytes); !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("map with mapping off: %v", err)
+	}
+	m.EnableMapping()
+	f.WriteAt(make([]byte, 2*PageBytes), 0)
+	f.Sync()
+	if _, err := f.(Mapper).Map(3 * PageBytes); err == nil {
+		t.Fatal("mapped past the end of the file")
+	}
+	b, err := f.(Mapper).Map(2 * PageBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(b[PageBytes+10:], "mapped")
+	if got := content(t, m, "/d/f"); got[PageBytes+10:PageBytes+16] != "mapped" {
+		t.Fatal("a read does not see a write through the mapping")
+	}
+	var dirty []int64
+	lost := m.CrashPages(func(_ string, p int64) int { dirty = append(dirty, p); return 0 })
+	if len(dirty) != 1 || dirty[0] != 1 {
+		t.Fatalf("dirty pages %v, want [1]", dirty)
+	}
+	if content(t, lost, "/d/f") != string(make([]byte, 2*PageBytes)) {
+		t.Fatal("an unsynced mapped write survived a power cut that lost its page")
+	}
+	if err := f.(Mapper).Unmap(b); err != nil {
+		t.Fatal(err)
+	}
+	if got := content(t, m.CrashPages(func(string, int64) int { return PageBytes }), "/d/f"); got[PageBytes+10:PageBytes+16] != "mapped" {
+		t.Fatal("a mapped write, unmapped, did not survive a crash that kept its page")
+	}
+	if got := content(t, m.CrashPages(func(string, int64) int { return 0 }), "/d/f"); got != string(make([]byte, 2*PageBytes)) {
+		t.Fatal("unmapping synced the mapped write")
+	}
+	f.Sync()
+	if got := content(t, m.CrashPages(func(string, int64) int { return 0 }), "/d/f"); got[PageBytes+10:PageBytes+16] != "mapped" {
+		t.Fatal("a synced mapped write was lost")
+	}
+}

@@ -7,17 +7,6 @@ import (
 	"syscall"
 )
 
-// Mapper is an optional File capability: the file's first size bytes
-// mapped shared and writable, so that a write is a copy into the page cache
-// with no system call. Bytes copied there survive a crash of the process
-// (the kernel owns the pages) but not of the machine until Sync. The file
-// must already be at least size bytes long: touching a page past its end
-// kills the process (SIGBUS).
-type Mapper interface {
-	Map(size int64) ([]byte, error)
-	Unmap(b []byte) error
-}
-
 var _ Mapper = osFile{}
 
 func (f osFile) Map(size int64) ([]byte, error) {

@@ -35,6 +35,18 @@ type UnlinkChecker interface {
 	Unlinked() (bool, error)
 }
 
+// Mapper is an optional File capability: the file's first size bytes
+// mapped shared and writable, so that a write is a copy into the page cache
+// with no system call. Bytes copied there survive a crash of the process
+// (the kernel owns the pages) but not of the machine until Sync. The file
+// must already be at least size bytes long: touching a page past its end
+// kills the process (SIGBUS). A file system that cannot map returns an
+// error matching errors.ErrUnsupported.
+type Mapper interface {
+	Map(size int64) ([]byte, error)
+	Unmap(b []byte) error
+}
+
 // FS is the file system. Names are paths; the journal keeps all its files
 // in one directory.
 type FS interface {
