@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/binary"
 	"strings"
 
 	"github.com/google/btree"
@@ -19,38 +20,81 @@ const btreeDegree = 32
 
 // entry is one record as the catalog keeps it. Attributes sit behind a
 // pointer, nil for none: most records have few or none, and the 16 bytes
-// saved per record count at a million records.
+// saved per record count at a million records. folded is Fold(title): the
+// title string itself when folding changes nothing.
 type entry struct {
-	sku, title, brand string
-	attributes        *[]Attribute
+	sku, title, folded string
+	brand              *brand // shared by the records of one brand (brand.go)
+	attributes         *[]Attribute
 }
 
 func (e *entry) record() Record {
-	r := Record{SKU: e.sku, Title: e.title, Brand: e.brand}
+	r := Record{SKU: e.sku, Title: e.title, Brand: e.brand.name}
 	if e.attributes != nil {
 		r.Attributes = *e.attributes
 	}
 	return r
 }
 
-// indexKey is one key of the title index: (folded title, sku), ordered by
-// the folded title's bytes, then the SKU's bytes. The folded title is the
-// record's own title string when folding changes nothing. A seek key has
-// e == nil and sorts before every key with its folded title (it stands for
-// the empty SKU, which no record has).
+// indexKey is one key of a title index: (folded title, sku), ordered by
+// the folded title's bytes, then the SKU's bytes. pre holds the folded
+// title's first 8 bytes (big-endian, zero-padded), so that a seek compares
+// most keys, and a walk tests a prefix of up to 8 bytes, without reading
+// the entry: a B-tree node's keys sit together in memory, the entries
+// they point to do not. A seek key points to an entry with the empty SKU,
+// which sorts before every record's key with the same folded title.
 type indexKey struct {
-	folded string
-	e      *entry
+	pre uint64
+	e   *entry
 }
 
+// prefix8 returns s's first 8 bytes as a big-endian number, zero-padded.
+// Zero padding keeps the order of strings: no text holds a NUL byte
+// (CheckText refuses control characters).
+func prefix8(s string) uint64 {
+	var b [8]byte
+	copy(b[:], s)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+func keyOf(e *entry) indexKey { return indexKey{pre: prefix8(e.folded), e: e} }
+
 func indexLess(a, b indexKey) bool {
-	if a.folded != b.folded {
-		return a.folded < b.folded
+	if a.pre != b.pre {
+		return a.pre < b.pre
 	}
-	if a.e == nil || b.e == nil {
-		return a.e == nil && b.e != nil
+	if a.e.folded != b.e.folded {
+		return a.e.folded < b.e.folded
 	}
 	return a.e.sku < b.e.sku
+}
+
+// matcher tests whether a key's folded title starts with a folded prefix:
+// from pre alone when the prefix has at most 8 bytes.
+type matcher struct {
+	prefix    string
+	pre, mask uint64
+}
+
+func newMatcher(prefix string) matcher {
+	m := matcher{prefix: prefix}
+	if len(prefix) <= 8 {
+		m.pre = prefix8(prefix)
+		m.mask = ^uint64(0) << (64 - 8*len(prefix))
+	}
+	return m
+}
+
+func (m *matcher) match(k indexKey) bool {
+	if m.mask != 0 {
+		return k.pre&m.mask == m.pre
+	}
+	return strings.HasPrefix(k.e.folded, m.prefix)
+}
+
+// seek returns the key to seek to for a folded prefix.
+func (m *matcher) seek() indexKey {
+	return indexKey{pre: prefix8(m.prefix), e: &entry{folded: m.prefix}}
 }
 
 func skuLess(a, b *entry) bool { return a.sku < b.sku }
@@ -59,28 +103,38 @@ func skuLess(a, b *entry) bool { return a.sku < b.sku }
 // concurrent use: the engine calls it under its own lock, as it does the
 // stock state.
 //
-// Two B-trees (github.com/google/btree): the title index of (folded title,
-// entry) keys, 24 bytes each, so that the walk past a prefix reads the
-// folded title from the node without touching the entry; and an index by
-// SKU of entry pointers, 8 bytes each. Measured at 1M records
-// (BenchmarkSearch1M), the alternatives were:
+// B-trees (github.com/google/btree): the title index of (first 8 bytes of
+// the folded title, entry) keys, 16 bytes each, so that the walk past a
+// prefix of up to 8 bytes reads nothing but the node; the brand index
+// (brand.go), 24 bytes a key; and an index by SKU of entry pointers, 8
+// bytes each. 193 bytes per record beyond the record's strings at 1M
+// records (BenchmarkSearch1M). Measured there, the alternatives were:
 //   - a map by SKU instead of the second tree: 264 bytes per record with a
 //     folded brand kept too, about 30 more than the tree, for O(1) instead
 //     of O(log n) on Set, Get and Delete, which are not the hot path;
-//   - title keys of 8-byte entry pointers: 193 bytes per record but two
-//     to five times slower searches (two cache misses per key walked);
+//   - title keys of 8-byte entry pointers: two to five times slower
+//     searches (two cache misses per key walked);
+//   - title keys holding the folded title's string header (24 bytes): as
+//     fast for prefixes of up to 8 bytes, but every seek compared strings
+//     out of line;
 //   - a sorted slice: less memory, O(n) inserts, which a catalog following
 //     a changing table cannot afford.
 type Catalog struct {
 	bySKU *btree.BTreeG[*entry]
 	index *btree.BTreeG[indexKey]
+	// The brand index and the shared brands (brand.go).
+	byBrandRune map[rune]*btree.BTreeG[brandKey]
+	brandOf     map[string]*brand
+	scanBrands  bool // tests: answer brand queries by the old scan plan
 }
 
 // New returns an empty catalog.
 func New() *Catalog {
 	return &Catalog{
-		bySKU: btree.NewG[*entry](btreeDegree, skuLess),
-		index: btree.NewG[indexKey](btreeDegree, indexLess),
+		bySKU:       btree.NewG[*entry](btreeDegree, skuLess),
+		index:       btree.NewG[indexKey](btreeDegree, indexLess),
+		byBrandRune: map[rune]*btree.BTreeG[brandKey]{},
+		brandOf:     map[string]*brand{},
 	}
 }
 
@@ -101,14 +155,19 @@ func (c *Catalog) Set(r Record) string {
 }
 
 func (c *Catalog) set(r Record) {
-	e := &entry{sku: r.SKU, title: r.Title, brand: r.Brand}
+	e := &entry{sku: r.SKU, title: r.Title, folded: Fold(r.Title), brand: c.internBrand(r.Brand)}
 	if len(r.Attributes) > 0 {
 		e.attributes = &r.Attributes
 	}
 	if old, ok := c.bySKU.ReplaceOrInsert(e); ok {
-		c.index.Delete(indexKey{folded: Fold(old.title), e: old})
+		k := keyOf(old)
+		c.index.Delete(k)
+		c.brandDel(k)
+		c.releaseBrand(old.brand)
 	}
-	c.index.ReplaceOrInsert(indexKey{folded: Fold(e.title), e: e})
+	k := keyOf(e)
+	c.index.ReplaceOrInsert(k)
+	c.brandAdd(k)
 }
 
 func (c *Catalog) lookup(sku string) (*entry, bool) {
@@ -130,7 +189,10 @@ func (c *Catalog) Delete(sku string) bool {
 	if !ok {
 		return false
 	}
-	c.index.Delete(indexKey{folded: Fold(e.title), e: e})
+	k := keyOf(e)
+	c.index.Delete(k)
+	c.brandDel(k)
+	c.releaseBrand(e.brand)
 	return true
 }
 
@@ -191,30 +253,39 @@ func (c *Catalog) Search(q Query, available func(sku string) int64, out []Result
 		return out, d
 	}
 	prefix := Fold(q.Prefix)
-	brand := ""
+	brandPrefix := ""
 	if q.Brand != "" {
-		brand = Fold(q.Brand)
+		brandPrefix = Fold(q.Brand)
 	}
 	skip, left := q.Offset, q.Limit
-	c.index.AscendGreaterOrEqual(indexKey{folded: prefix}, func(k indexKey) bool {
-		if !strings.HasPrefix(k.folded, prefix) {
-			return false // the first key past the prefix: stop
-		}
-		e := k.e
-		if brand != "" && !HasFoldedPrefix(e.brand, brand) {
-			return true
-		}
+	emit := func(k indexKey) bool {
 		if skip > 0 {
 			skip--
 			return true
 		}
+		e := k.e
 		var n int64
 		if available != nil {
 			n = available(e.sku)
 		}
-		out = append(out, Result{SKU: e.sku, Title: e.title, Brand: e.brand, Available: n})
+		out = append(out, Result{SKU: e.sku, Title: e.title, Brand: e.brand.name, Available: n})
 		left--
 		return left > 0
-	})
+	}
+	m := newMatcher(prefix)
+	if brandPrefix == "" {
+		c.index.AscendGreaterOrEqual(m.seek(), func(k indexKey) bool {
+			if !m.match(k) {
+				return false // the first key past the prefix: stop
+			}
+			return emit(k)
+		})
+		return out, ""
+	}
+	if c.scanBrands {
+		c.scanBrand(&m, brandPrefix, emit)
+	} else {
+		c.searchBrand(&m, brandPrefix, emit)
+	}
 	return out, ""
 }

@@ -111,20 +111,38 @@ func TestSearchEqualsBruteForce(t *testing.T) {
 		if cat.Len() != len(recs) || cat.index.Len() != len(recs) {
 			t.Fatalf("seed %d: %d records, %d keys, want %d", seed, cat.Len(), cat.index.Len(), len(recs))
 		}
+		inBrands, refs := 0, 0
+		for r, tr := range cat.byBrandRune {
+			if tr.Len() == 0 {
+				t.Fatalf("seed %d: brand tree %q kept with no records", seed, r)
+			}
+			inBrands += tr.Len()
+		}
+		for _, b := range cat.brandOf {
+			refs += b.refs
+		}
+		if inBrands != len(recs) || refs != len(recs) {
+			t.Fatalf("seed %d: %d keys in the brand index, %d brand references, want %d", seed, inBrands, refs, len(recs))
+		}
 		available := func(sku string) int64 { return int64(len(sku)) * 3 }
 		for range 50 {
 			q := Query{Prefix: randomPrefix(rng, titles), Offset: rng.IntN(5), Limit: 1 + rng.IntN(8)}
 			if rng.IntN(3) == 0 {
 				q.Brand = randomText(rng, 1)
 			}
-			got, d := cat.Search(q, available, nil)
-			if d != "" {
-				t.Fatalf("seed %d: %+v: %s", seed, q, d)
-			}
 			want := bruteSearch(recs, q, available)
-			if !slices.Equal(got, want) {
-				t.Fatalf("seed %d: Search(%+v)\n got %+v\nwant %+v", seed, q, got, want)
+			// Every plan of a brand query answers the same (brand.go).
+			for _, scan := range []bool{false, true} {
+				cat.scanBrands = scan
+				got, d := cat.Search(q, available, nil)
+				if d != "" {
+					t.Fatalf("seed %d: %+v: %s", seed, q, d)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("seed %d scan %v: Search(%+v)\n got %+v\nwant %+v", seed, scan, q, got, want)
+				}
 			}
+			cat.scanBrands = false
 		}
 	}
 }
@@ -142,11 +160,12 @@ func TestBruteForceCatchesUnfoldedPrefix(t *testing.T) {
 	q := Query{Prefix: "ÄR", Limit: 10}
 	broken := func() []Result {
 		var out []Result
-		cat.index.AscendGreaterOrEqual(indexKey{folded: q.Prefix}, func(k indexKey) bool {
-			if !strings.HasPrefix(k.folded, q.Prefix) {
+		m := newMatcher(q.Prefix)
+		cat.index.AscendGreaterOrEqual(m.seek(), func(k indexKey) bool {
+			if !m.match(k) {
 				return false
 			}
-			out = append(out, Result{k.e.sku, k.e.title, k.e.brand, 0})
+			out = append(out, Result{k.e.sku, k.e.title, k.e.brand.name, 0})
 			return true
 		})
 		return out
@@ -158,5 +177,34 @@ func TestBruteForceCatchesUnfoldedPrefix(t *testing.T) {
 	got, _ := cat.Search(q, nil, nil)
 	if !slices.Equal(got, want) {
 		t.Fatalf("Search = %+v, want %+v", got, want)
+	}
+}
+
+// Prefixes longer than the 8 bytes a key holds inline, and titles that tie
+// on those 8 bytes, take the path that reads the entry: held to the same
+// reference, with and without a brand.
+func TestSearchLongPrefixes(t *testing.T) {
+	cat := New()
+	recs := map[string]Record{}
+	titles := []string{"Ärmelschoner", "ärmelschonerin", "ÄRMELSCHONER rot", "Ärmel", "ärmelschön", "Ärmelschoner", "Armelschoner", "ärmelscho"}
+	for i, title := range titles {
+		r := Record{SKU: fmt.Sprint("s", i), Title: title, Brand: []string{"Acme Industrie", "acme industries", "Acorn", "Bolt"}[i%4]}
+		if d := cat.Set(r); d != "" {
+			t.Fatal(d)
+		}
+		recs[r.SKU] = r
+	}
+	for _, p := range []string{"ärmelschoner", "ÄRMELSCHONER ", "ärmelsch", "ärmelscho", "ärmelschö", "Ärmel", "ä", "armelschoner"} {
+		for _, brand := range []string{"", "a", "ac", "acme", "ACME INDUSTRIES", "acme industrie", "b", "x"} {
+			q := Query{Prefix: p, Brand: brand, Limit: 10}
+			want := bruteSearch(recs, q, func(string) int64 { return 0 })
+			for _, scan := range []bool{false, true} {
+				cat.scanBrands = scan
+				got, d := cat.Search(q, nil, nil)
+				if d != "" || !slices.Equal(got, want) {
+					t.Fatalf("scan %v: Search(%+v) = %+v %q, want %+v", scan, q, got, d, want)
+				}
+			}
+		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/google/btree"
 )
 
 // ErrCorrupt is wrapped by every decoding error: the bytes are not what
@@ -117,4 +119,28 @@ func DecodeSnapshot(b []byte) (*Catalog, []byte, error) {
 		b = rest
 	}
 	return c, b, nil
+}
+
+// Frozen is a catalog's records as they were when Freeze was called. It
+// may be read on another goroutine while the catalog changes: it holds a
+// clone of the title index, which the B-tree shares copy on write (the
+// catalog copies a node before its first change to it), and entries never
+// change once indexed.
+type Frozen struct {
+	index *btree.BTreeG[indexKey]
+}
+
+// Freeze returns the records as they are now, in O(1).
+func (c *Catalog) Freeze() *Frozen { return &Frozen{index: c.index.Clone()} }
+
+// AppendSnapshot appends what Catalog.AppendSnapshot appended at the
+// freeze.
+func (f *Frozen) AppendSnapshot(buf []byte) []byte {
+	buf = binary.AppendUvarint(buf, uint64(f.index.Len()))
+	f.index.Ascend(func(k indexKey) bool {
+		r := k.e.record()
+		buf = AppendRecord(buf, &r)
+		return true
+	})
+	return buf
 }
