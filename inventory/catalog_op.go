@@ -88,6 +88,16 @@ func (s *State) appendCatalog(dst []byte) []byte {
 	return s.catalog.AppendSnapshot(dst)
 }
 
+// freezeCatalog returns the catalog section's encoder as of now: the
+// catalog's index cloned, copy on write, in O(1).
+func (s *State) freezeCatalog(*Frozen) func([]byte) []byte {
+	c := s.catalog
+	if c == nil {
+		c = catalog.New()
+	}
+	return c.Freeze().AppendSnapshot
+}
+
 func (s *State) loadCatalog(b []byte) error {
 	c, rest, err := catalog.DecodeSnapshot(b)
 	if err != nil {
@@ -108,7 +118,7 @@ func checkCatalogSKU(op *Op) string {
 }
 
 func init() {
-	DefineSection(SectionCatalog, (*State).appendCatalog, (*State).loadCatalog)
+	DefineSection(SectionCatalog, (*State).appendCatalog, (*State).loadCatalog, (*State).freezeCatalog)
 	define(KindCatalogSet, &descriptor{
 		name: "catalog.set", mutates: true, keyed: true, since: 2,
 		check: func(op *Op) string {
@@ -179,7 +189,12 @@ func init() {
 			if s.catalog == nil {
 				return
 			}
-			hits, d := s.catalog.Search(*op.Query, s.SKUAvailable, make([]catalog.Result, 0, min(op.Query.Limit, 64)))
+			out := s.hitsOut[:0]
+			s.hitsOut = nil // lent for one reply
+			if out == nil {
+				out = make([]catalog.Result, 0, min(op.Query.Limit, 64))
+			}
+			hits, d := s.catalog.Search(*op.Query, s.SKUAvailable, out)
 			if d != "" {
 				res.Code, res.Detail = CodeInvalid, d
 				return

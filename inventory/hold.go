@@ -30,11 +30,8 @@ type hold struct {
 	// fingerprint identifies the request's lines, in order: a repeat with
 	// other lines, or the same lines in another order, is a mismatch.
 	fingerprint uint64
-	alloc       []holdAlloc // in reply order
-	// reply is alloc as the replies give it, made once: every reply to a
-	// repeat or a read shares it (it never changes), instead of building
-	// a slice per reply.
-	reply []Allocation
+	logPos      int         // its place in the hold log (State.holdChunks)
+	alloc       []holdAlloc // in reply order; replies are built from it
 }
 
 type holdAlloc struct {
@@ -173,7 +170,7 @@ func (s *State) sumDemand(lines []Demand) ([]demandGroup, int) {
 
 // take allocates every group's demand with the domain rule and appends the
 // row shares to alloc.
-func take(gs []demandGroup, alloc []holdAlloc) []holdAlloc {
+func (s *State) take(gs []demandGroup, alloc []holdAlloc) []holdAlloc {
 	for j := range gs {
 		remaining := gs[j].n
 		for _, r := range gs[j].g.rows {
@@ -181,6 +178,7 @@ func take(gs []demandGroup, alloc []holdAlloc) []holdAlloc {
 				continue
 			}
 			t := min(r.count, remaining)
+			s.touchRow(r)
 			r.count -= t
 			remaining -= t
 			alloc = append(alloc, holdAlloc{row: r, count: t})
@@ -204,10 +202,18 @@ func insufficient(gs []demandGroup, short int, res *Result) {
 	}
 }
 
-func allocations(alloc []holdAlloc) []Allocation {
-	out := make([]Allocation, len(alloc))
-	for i, a := range alloc {
-		out[i] = Allocation{Row: a.row.key, Count: a.count}
+// allocations returns alloc as a reply gives it, in the buffer the caller
+// of ApplyInto lent (see State.allocOut), or in a new slice. A hold keeps
+// only alloc: a reply slice kept per hold was 72 bytes a line retained
+// for the whole retention window, most of a confirmed hold's memory.
+func (s *State) allocations(alloc []holdAlloc) []Allocation {
+	out := s.allocOut[:0]
+	s.allocOut = nil // lent for one reply
+	if cap(out) < len(alloc) {
+		out = make([]Allocation, 0, max(len(alloc), 4))
+	}
+	for _, a := range alloc {
+		out = append(out, Allocation{Row: a.row.key, Count: a.count})
 	}
 	return out
 }
@@ -233,7 +239,7 @@ func (s *State) hold(op *Op, res *Result) {
 		s.stats.Repeats++
 		res.Repeat = true
 		res.ExpiresAt = h.expiresAt
-		res.Allocations = h.reply
+		res.Allocations = s.allocations(h.alloc)
 		return
 	}
 	gs, short := s.sumDemand(op.Lines)
@@ -242,14 +248,17 @@ func (s *State) hold(op *Op, res *Result) {
 		return
 	}
 	h := &hold{id: op.Hold, state: HoldHeld, expiresAt: s.now + op.TTL, fingerprint: fp}
-	h.alloc = take(gs, make([]holdAlloc, 0, len(gs)))
-	h.reply = allocations(h.alloc)
-	s.holds[op.Hold] = h // replaces a record past its retention, if any
+	h.alloc = s.take(gs, make([]holdAlloc, 0, len(gs)))
+	if s.holds[op.Hold] != nil {
+		s.holdsDead++ // a record past its retention, replaced
+	}
+	s.holds[op.Hold] = h
+	s.logHold(h)
 	s.pushDeadline(deadline{at: h.expiresAt, h: h})
 	s.stats.HoldsActive++
 	res.Changed = true
 	res.ExpiresAt = h.expiresAt
-	res.Allocations = h.reply
+	res.Allocations = s.allocations(h.alloc)
 }
 
 func (s *State) order(op *Op, res *Result) {
@@ -258,9 +267,9 @@ func (s *State) order(op *Op, res *Result) {
 		insufficient(gs, short, res)
 		return
 	}
-	alloc := take(gs, s.allocScratch[:0])
+	alloc := s.take(gs, s.allocScratch[:0])
 	res.Changed = true
-	res.Allocations = allocations(alloc)
+	res.Allocations = s.allocations(alloc)
 	s.allocScratch = alloc[:0]
 }
 
@@ -274,10 +283,12 @@ func (s *State) finish(h *hold, st HoldState) {
 				add = CountMax - r.count
 				s.stats.Capped++
 			}
+			s.touchRow(r)
 			r.count += add
 			r.group.add(add)
 		}
 	}
+	s.touchHold(h)
 	h.state = st
 	h.finishedAt = s.now
 	s.finished = append(s.finished, h)
@@ -353,7 +364,7 @@ func (s *State) holdGet(id string, res *Result) {
 	// the expiry lag.
 	res.State = h.state
 	res.ExpiresAt = h.expiresAt
-	res.Allocations = h.reply
+	res.Allocations = s.allocations(h.alloc)
 }
 
 // NextDue returns the id of a held hold whose deadline is at or before the
@@ -442,11 +453,40 @@ func (s *State) collectHolds(max int) {
 		}
 		if s.holds[h.id] == h {
 			delete(s.holds, h.id)
+			s.holdsDead++
 		}
 		s.finished[i] = nil
 		i++
 	}
 	s.finished = s.finished[i:]
+	if s.holdsDead > len(s.holds) && s.holdsDead >= chunkLen && s.frozen == nil {
+		s.compactHoldLog()
+	}
+}
+
+// logHold appends h to the hold log.
+func (s *State) logHold(h *hold) {
+	c, i := s.holdsN/chunkLen, s.holdsN%chunkLen
+	if c == len(s.holdChunks) {
+		s.holdChunks = append(s.holdChunks, new([chunkLen]*hold))
+	}
+	s.holdChunks[c][i] = h
+	h.logPos = s.holdsN
+	s.holdsN++
+}
+
+// compactHoldLog rebuilds the hold log from the holds still remembered,
+// into new chunks (a frozen view may still hold the old ones). It runs
+// once the dead outnumber the living, so its cost is spread over as many
+// collections.
+func (s *State) compactHoldLog() {
+	old, n := s.holdChunks, s.holdsN
+	s.holdChunks, s.holdsN, s.holdsDead = nil, 0, 0
+	for i := range n {
+		if h := old[i/chunkLen][i%chunkLen]; s.holds[h.id] == h {
+			s.logHold(h)
+		}
+	}
 }
 
 // FNV-1a, 64 bits: a fixed function, since fingerprints are kept in

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // AppendHolds encodes every hold the state remembers (held and finished
@@ -15,20 +16,36 @@ import (
 // Holds are written in id order so that the same state gives the same
 // bytes.
 func (s *State) AppendHolds(dst []byte) []byte {
-	ids := make([]string, 0, len(s.holds))
-	for id, h := range s.holds {
-		if h.state == HoldHeld || h.finishedAt+s.retention > s.now {
-			ids = append(ids, id)
-		}
+	recs := make([]holdRecord, 0, len(s.holds))
+	for _, h := range s.holds {
+		recs = append(recs, holdRecord{h: h, holdValue: holdValue{state: h.state, finishedAt: h.finishedAt}})
 	}
-	slices.Sort(ids)
-	dst = binary.AppendUvarint(dst, uint64(len(ids)))
-	for _, id := range ids {
-		h := s.holds[id]
-		dst = AppendString(dst, id)
-		dst = append(dst, byte(h.state))
+	return appendHoldRecords(dst, recs, s.now, s.retention)
+}
+
+// holdRecord is a hold with its state and finish time as of some moment
+// (now, or a Frozen's cut): the parts of a hold that change.
+type holdRecord struct {
+	h *hold
+	holdValue
+}
+
+// appendHoldRecords encodes the records a snapshot keeps at time now (held,
+// or finished within the retention window), in id order. A record outside
+// the window is left out; so is one replaced or collected, since a hold
+// leaves the map only past its window.
+func appendHoldRecords(dst []byte, recs []holdRecord, now, retention int64) []byte {
+	recs = slices.DeleteFunc(recs, func(r holdRecord) bool {
+		return r.state != HoldHeld && r.finishedAt+retention <= now
+	})
+	slices.SortFunc(recs, func(a, b holdRecord) int { return strings.Compare(a.h.id, b.h.id) })
+	dst = binary.AppendUvarint(dst, uint64(len(recs)))
+	for _, rec := range recs {
+		h := rec.h
+		dst = AppendString(dst, h.id)
+		dst = append(dst, byte(rec.state))
 		dst = binary.AppendUvarint(dst, uint64(h.expiresAt))
-		dst = binary.AppendUvarint(dst, uint64(h.finishedAt))
+		dst = binary.AppendUvarint(dst, uint64(rec.finishedAt))
 		dst = binary.LittleEndian.AppendUint64(dst, h.fingerprint)
 		dst = binary.AppendUvarint(dst, uint64(len(h.alloc)))
 		for _, a := range h.alloc {
@@ -94,11 +111,11 @@ func (s *State) LoadHolds(b []byte) error {
 			}
 			h.alloc = append(h.alloc, holdAlloc{row: r, count: c})
 		}
-		h.reply = allocations(h.alloc)
 		if _, dup := s.holds[h.id]; dup {
 			return fmt.Errorf("hold %q appears twice", h.id)
 		}
 		s.holds[h.id] = h
+		s.logHold(h)
 		if h.state == HoldHeld {
 			s.pushDeadline(deadline{at: h.expiresAt, h: h})
 			s.stats.HoldsActive++
@@ -140,6 +157,9 @@ func (s *State) checkHolds() error {
 		if h.state == HoldHeld {
 			active++
 		}
+		if h.logPos >= s.holdsN || s.holdChunks[h.logPos/chunkLen][h.logPos%chunkLen] != h {
+			return fmt.Errorf("inventory: hold %q is not in the hold log at %d", id, h.logPos)
+		}
 		for _, a := range h.alloc {
 			if s.rows[a.row.key] != a.row || a.count <= 0 {
 				return fmt.Errorf("inventory: hold %q has a bad allocation on %v", id, a.row.key)
@@ -173,6 +193,11 @@ const (
 type sectionCodec struct {
 	appendTo func(s *State, dst []byte) []byte
 	load     func(s *State, b []byte) error
+	// freeze returns the encoder of the section as it is at f's cut,
+	// which runs on another goroutine while the writer goes on (see
+	// Frozen). It runs under the writer's lock: O(1) or O(chunks), never
+	// O(state).
+	freeze func(s *State, f *Frozen) func(dst []byte) []byte
 }
 
 var sections = map[byte]sectionCodec{
@@ -194,27 +219,50 @@ var sections = map[byte]sectionCodec{
 			return nil
 		},
 	},
-	SectionHolds: {appendTo: (*State).AppendHolds, load: (*State).LoadHolds},
-	SectionKeys:  {appendTo: (*State).AppendKeys, load: (*State).LoadKeys},
+	SectionHolds: {appendTo: (*State).AppendHolds, load: (*State).LoadHolds,
+		freeze: func(s *State, f *Frozen) func([]byte) []byte {
+			return func(dst []byte) []byte { return appendHoldRecords(dst, f.holds(), f.now, f.retention) }
+		},
+	},
+	SectionKeys: {appendTo: (*State).AppendKeys, load: (*State).LoadKeys,
+		freeze: func(s *State, f *Frozen) func([]byte) []byte { return s.keys.freeze().appendAll }},
+}
+
+func init() {
+	tc := sections[SectionTime]
+	tc.freeze = func(s *State, f *Frozen) func([]byte) []byte {
+		return func(dst []byte) []byte {
+			dst = binary.AppendUvarint(dst, uint64(f.now))
+			return binary.AppendUvarint(dst, uint64(f.retention))
+		}
+	}
+	sections[SectionTime] = tc
 }
 
 // DefineSection registers a snapshot section (for state kept beside the
-// rows, such as the catalog). It is called from init functions.
-func DefineSection(tag byte, appendTo func(s *State, dst []byte) []byte, load func(s *State, b []byte) error) {
+// rows, such as the catalog). It is called from init functions. freeze is
+// sectionCodec.freeze.
+func DefineSection(tag byte, appendTo func(s *State, dst []byte) []byte, load func(s *State, b []byte) error, freeze func(s *State, f *Frozen) func(dst []byte) []byte) {
 	if _, dup := sections[tag]; dup || tag < 2 {
 		panic(fmt.Sprintf("inventory: snapshot section %d defined twice or reserved", tag))
 	}
-	sections[tag] = sectionCodec{appendTo: appendTo, load: load}
+	sections[tag] = sectionCodec{appendTo: appendTo, load: load, freeze: freeze}
 }
 
-// Sections encodes every section of the state but its rows, in tag order.
-// It copies: the caller may write the result while the state goes on.
-func (s *State) Sections() []Section {
+// sectionTags returns the defined section tags in order.
+func sectionTags() []byte {
 	tags := make([]byte, 0, len(sections))
 	for t := range sections {
 		tags = append(tags, t)
 	}
 	slices.Sort(tags)
+	return tags
+}
+
+// Sections encodes every section of the state but its rows, in tag order.
+// It copies: the caller may write the result while the state goes on.
+func (s *State) Sections() []Section {
+	tags := sectionTags()
 	out := make([]Section, 0, len(tags))
 	for _, t := range tags {
 		out = append(out, Section{Tag: t, Bytes: sections[t].appendTo(s, nil)})

@@ -3,6 +3,7 @@ package inventory
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
 // keyTable remembers, for each idempotency key, a fingerprint of the request
@@ -153,6 +154,29 @@ func (t *keyTable) appendLive(dst []byte) []byte {
 			}
 			off += e.size
 		}
+	}
+	return dst
+}
+
+// frozenKeys is the key table's entries as they were at a cut: the chunk
+// list copied (each chunk's bytes up to its length then). Entries are
+// append-only and a chunk is dropped whole from the live list, never
+// changed, so the copy stays valid while the writer goes on.
+type frozenKeys struct {
+	chunks []keyChunk
+}
+
+func (t *keyTable) freeze() frozenKeys { return frozenKeys{chunks: slices.Clone(t.chunks)} }
+
+// appendAll appends every entry of the frozen chunks, oldest first. Unlike
+// appendLive it cannot ask the index which entries are current, so an
+// entry replaced by a later one for the same key (a key reused past its
+// window, before its chunk was dropped) is written too: load inserts them
+// in order, the later replaces the earlier, and the keys remembered are
+// the same.
+func (k frozenKeys) appendAll(dst []byte) []byte {
+	for _, c := range k.chunks {
+		dst = append(dst, c.buf...)
 	}
 	return dst
 }

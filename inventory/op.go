@@ -199,18 +199,28 @@ func (c Code) String() string {
 	return fmt.Sprintf("code(%d)", uint8(c))
 }
 
-// HoldState is the state of a hold.
+// HoldState is the state of a hold. The numbers are stable: snapshots,
+// the stores' procedures and their replies carry them.
 type HoldState uint8
 
 const (
-	HoldHeld      HoldState = 1
+	// HoldUnknown: no such hold (a read that found none).
+	HoldUnknown HoldState = 0
+	// HoldHeld: units are out of their rows, waiting for confirm, cancel
+	// or the deadline.
+	HoldHeld HoldState = 1
+	// HoldConfirmed: the units left inventory for good.
 	HoldConfirmed HoldState = 2
+	// HoldCancelled: the units went back to the rows they came from.
 	HoldCancelled HoldState = 3
-	HoldExpired   HoldState = 4
+	// HoldExpired: the deadline passed first; the units went back.
+	HoldExpired HoldState = 4
 )
 
 func (s HoldState) String() string {
 	switch s {
+	case HoldUnknown:
+		return "unknown"
 	case HoldHeld:
 		return "held"
 	case HoldConfirmed:
@@ -220,7 +230,7 @@ func (s HoldState) String() string {
 	case HoldExpired:
 		return "expired"
 	}
-	return fmt.Sprintf("state(%d)", uint8(s))
+	return fmt.Sprintf("hold_state(%d)", uint8(s))
 }
 
 // Allocation is the units a hold or an order took from one row.

@@ -28,7 +28,12 @@ import (
 type State struct {
 	rows   map[RowKey]*row
 	groups map[GroupKey]*group
-	skus   map[string][]*group // in creation order; sorted on read
+	// rowChunks holds the rows themselves, in insertion order (a row's
+	// slot), chunkLen to a chunk: rows are never removed, so a snapshot
+	// can freeze them by their chunk pointers (see Frozen).
+	rowChunks []*[chunkLen]row
+	rowsN     int
+	skus      map[string][]*group // in creation order; sorted on read
 
 	// now is the time of the batch being applied, in milliseconds: the
 	// engine's writer stamps each batch and journals the stamp; replay
@@ -44,6 +49,14 @@ type State struct {
 	finished  []*hold    // finished holds in finish order, for collection
 	keys      keyTable
 	catalog   *catalog.Catalog // nil until the first catalog op; see catalog_op.go
+	// holdChunks logs every hold in creation order (a hold's logPos), so
+	// that a snapshot can freeze them without walking the map; holdsDead
+	// counts logged holds no longer in holds (compacted away when most
+	// are, while no snapshot is frozen).
+	holdChunks []*[chunkLen]*hold
+	holdsN     int
+	holdsDead  int
+	frozen     *Frozen // the snapshot being read, or nil; see Frozen
 
 	stats Stats
 
@@ -53,8 +66,15 @@ type State struct {
 	// Scratch buffers, reused across ops.
 	demandScratch []demandGroup
 	allocScratch  []holdAlloc
-	opScratch     []byte
-	replyScratch  []byte
+	// allocOut and hitsOut are the buffers ApplyInto lends for the op's
+	// allocations and search hits, each taken by the one reply it is for.
+	allocOut []Allocation
+	hitsOut  []catalog.Result
+	// skipCheck is set while applying an op its caller checked
+	// (ApplyCheckedInto).
+	skipCheck    bool
+	opScratch    []byte
+	replyScratch []byte
 	// applying is the Result Apply fills: a local one escaped to the heap
 	// through the descriptor's indirect apply call, one allocation per op
 	// on the server's request path.
@@ -74,9 +94,10 @@ type Stats struct {
 
 type row struct {
 	key   RowKey
-	count int64
-	price int64
+	count int64 // changed only after touchRow
+	price int64 // changed only after touchRow
 	group *group
+	slot  int32 // its place in rowChunks
 }
 
 type group struct {
@@ -157,7 +178,35 @@ func (g *group) available() int64 {
 // capture's allocation (it may be nil; it is grown if too small); Apply does
 // not keep it, nor op.Lines. An op that changes nothing says so
 // (Result.Changed false); only ops that changed state are journaled.
-func (s *State) Apply(op *Op, lines []Line) Result {
+func (s *State) Apply(op *Op, lines []Line) Result { return s.ApplyInto(op, lines, nil) }
+
+// Buffers are what a caller of ApplyInto lends for an op's reply: a
+// hold's or an order's allocations, a search's hits. The Result aliases
+// them (grown if needed) instead of new slices, so a caller that keeps
+// them between ops (a server connection's requests) allocates nothing for
+// replies. A nil field means none.
+type Buffers struct {
+	Allocations []Allocation
+	Hits        []catalog.Result
+}
+
+// ApplyInto is Apply with buffers lent for the reply (nil for none).
+func (s *State) ApplyInto(op *Op, lines []Line, buf *Buffers) Result {
+	return s.applyInto(op, lines, buf, true)
+}
+
+// ApplyCheckedInto is ApplyInto for an op its caller has just checked
+// with Op.Check and found valid (the engine does, to answer an invalid op
+// without taking its lock): the state machine does not check it again.
+func (s *State) ApplyCheckedInto(op *Op, lines []Line, buf *Buffers) Result {
+	return s.applyInto(op, lines, buf, false)
+}
+
+func (s *State) applyInto(op *Op, lines []Line, buf *Buffers, check bool) Result {
+	s.skipCheck = !check
+	if buf != nil {
+		s.allocOut, s.hitsOut = buf.Allocations, buf.Hits
+	}
 	// The op goes through the descriptor's functions, which the compiler
 	// cannot see into: a pointer to the caller's op would make every
 	// caller's op escape to the heap (an allocation per op on the memory
@@ -165,13 +214,17 @@ func (s *State) Apply(op *Op, lines []Line) Result {
 	s.opArg = *op
 	res := s.apply(&s.opArg, lines)
 	s.opArg = Op{}
+	s.allocOut, s.hitsOut = nil, nil
 	return res
 }
 
 func (s *State) apply(op *Op, lines []Line) Result {
-	if d := op.Check(); d != "" {
-		return Result{Code: CodeInvalid, Detail: d}
+	if !s.skipCheck {
+		if d := op.Check(); d != "" {
+			return Result{Code: CodeInvalid, Detail: d}
+		}
 	}
+	s.skipCheck = false
 	desc := op.Kind.descriptor()
 	s.applying = Result{Lines: lines}
 	if op.IdempotencyKey == "" {
@@ -231,6 +284,7 @@ func (s *State) capture(k GroupKey, n int64, res *Result) {
 			continue
 		}
 		take := min(r.count, remaining)
+		s.touchRow(r)
 		r.count -= take
 		remaining -= take
 		lines = append(lines, Line{Warehouse: r.key.Warehouse, Count: take})
@@ -255,6 +309,7 @@ func (s *State) release(k RowKey, n int64, res *Result) {
 		res.Code, res.Detail = CodeOverflow, "release would carry the count past 4611686018427387903"
 		return
 	}
+	s.touchRow(r)
 	r.count += n
 	r.group.add(n)
 	res.Count, res.Changed = r.count, true
@@ -265,6 +320,7 @@ func (s *State) stock(k RowKey, count, price int64, res *Result) {
 	if r == nil {
 		r = s.insert(k)
 	}
+	s.touchRow(r)
 	r.group.sub(r.count)
 	r.group.add(count)
 	r.count = count
@@ -281,7 +337,8 @@ func (s *State) insert(k RowKey) *row {
 		s.groups[gk] = g
 		s.skus[k.SKU] = append(s.skus[k.SKU], g)
 	}
-	r := &row{key: k, group: g}
+	r := s.newRow()
+	r.key, r.group = k, g
 	i, found := slices.BinarySearchFunc(g.rows, k.Warehouse, func(r *row, w string) int {
 		return cmp.Compare(r.key.Warehouse, w)
 	})
@@ -290,6 +347,18 @@ func (s *State) insert(k RowKey) *row {
 	}
 	g.rows = slices.Insert(g.rows, i, r)
 	s.rows[k] = r
+	return r
+}
+
+// newRow returns the next free slot of rowChunks.
+func (s *State) newRow() *row {
+	c, i := s.rowsN/chunkLen, s.rowsN%chunkLen
+	if c == len(s.rowChunks) {
+		s.rowChunks = append(s.rowChunks, new([chunkLen]row))
+	}
+	r := &s.rowChunks[c][i]
+	r.slot = int32(s.rowsN)
+	s.rowsN++
 	return r
 }
 
@@ -385,6 +454,9 @@ func (s *State) CheckInvariants() error {
 			}
 			if s.rows[r.key] != r {
 				return fmt.Errorf("inventory: row %v is in its group but not the row map", r.key)
+			}
+			if int(r.slot) >= s.rowsN || &s.rowChunks[r.slot/chunkLen][r.slot%chunkLen] != r {
+				return fmt.Errorf("inventory: row %v is not in its slot %d", r.key, r.slot)
 			}
 			if r.count < 0 || r.count > CountMax {
 				return fmt.Errorf("inventory: row %v has count %d", r.key, r.count)
