@@ -14,6 +14,12 @@ type Request struct {
 	// Lines is the buffer for a capture's allocation; Result.Lines aliases
 	// it (grown if needed). Keep it between uses to avoid allocations.
 	Lines []inventory.Line
+	// Buffers, when not nil, are lent for the reply: a hold's or an
+	// order's allocations, a search's hits (see inventory.Buffers). The
+	// Result aliases them until the request is submitted again. nil: each
+	// result gets slices of its own (what a caller that keeps results
+	// across submissions needs).
+	Buffers *inventory.Buffers
 	// Result and Err are valid after Wait returns. Err is an operational
 	// failure (the engine is closed, the journal failed); Result holds the
 	// op's outcome otherwise.
@@ -31,6 +37,9 @@ type Request struct {
 
 	done chan struct{}
 	fn   func(*inventory.State) // a read run on the writer goroutine
+	// settled: SubmitBatch released the reply at once, without a send on
+	// done (Wait clears it).
+	settled bool
 }
 
 // NewRequest returns a request ready to Submit.
@@ -41,6 +50,10 @@ func NewRequest() *Request {
 // Wait blocks until the request's outcome is as durable as the engine's
 // mode promises, and returns its error.
 func (r *Request) Wait() error {
+	if r.settled {
+		r.settled = false
+		return r.Err
+	}
 	<-r.done
 	return r.Err
 }

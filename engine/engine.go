@@ -56,8 +56,15 @@ type Config struct {
 	// (default 4,194,304); recovery then replays at most about that many.
 	SnapshotEveryOps int64
 	// NoneFlushBytes is how much journal the none mode buffers before a
-	// write (default 1 MiB).
+	// write (default 1 MiB): its pending frame never holds more than this
+	// and one op.
 	NoneFlushBytes int
+	// FrameBytesMax bounds the frame the writer builds while the flusher
+	// writes and syncs the last one (fsync mode, and replicated engines):
+	// Submit and the expiry tick wait while the pending frame holds this
+	// much (default 16 MiB). Both this and NoneFlushBytes stay within half
+	// of journal.FramePayloadMax, the largest frame recovery reads.
+	FrameBytesMax int
 	// Logger receives startup, recovery and failure notices (default: none).
 	Logger *slog.Logger
 	// Clock is the time the writer stamps each batch with (default: the
@@ -71,6 +78,19 @@ type Config struct {
 	// deadline when no request arrives (default 10ms). Negative: never;
 	// the caller drives expiry with Tick (simulation).
 	TickInterval time.Duration
+	// Replicated opens the engine as a standby of a replicated shard (see
+	// replicate.go): it applies the primary's frames and refuses
+	// mutations until Promote. In every durability mode its frames are
+	// then sealed and written by the flusher, as in fsync mode.
+	Replicated bool
+	// Broken deliberately breaks the journal (journal.Broken), for the
+	// simulator's test of its own power (package sim). Zero in every real
+	// use.
+	Broken journal.Broken
+	// ManualFlush makes the flusher wait for Flush instead of waking by
+	// itself (manual.go): the caller decides where frames end. For the
+	// simulator, whose seed then decides them.
+	ManualFlush bool
 }
 
 // Clock tells the time. It is injected so that simulation can run the
@@ -119,6 +139,17 @@ func (c *Config) Validate() error {
 	}
 	if err := def(&c.NoneFlushBytes, 1<<20, "NoneFlushBytes"); err != nil {
 		return err
+	}
+	if err := def(&c.FrameBytesMax, 16<<20, "FrameBytesMax"); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"NoneFlushBytes", c.NoneFlushBytes}, {"FrameBytesMax", c.FrameBytesMax}} {
+		if f.v > journal.FramePayloadMax/2 {
+			return fmt.Errorf("engine: %s %d is over half the largest journal frame (%d bytes)", f.name, f.v, journal.FramePayloadMax)
+		}
 	}
 	if c.SnapshotEveryOps == 0 {
 		c.SnapshotEveryOps = 1 << 22
@@ -187,17 +218,27 @@ type Engine struct {
 	mu      sync.Mutex
 	state   *inventory.State // guarded by mu
 	waiting []*Request       // applied, waiting for the flusher; guarded by mu
-	kicked  bool             // a kick is in the channel; guarded by mu
-	room    *sync.Cond       // on mu: signalled when waiting shrinks
-	closed  bool             // guarded by mu
-	failure error            // the first journal failure, sticky; guarded by mu
-	failed  atomic.Bool
+	// flushing counts the replies the flusher took from waiting and has
+	// not released yet: with waiting, what QueueMax bounds. Guarded by mu.
+	flushing int
+	kicked   bool       // a kick is in the channel; guarded by mu
+	room     *sync.Cond // on mu: signalled when the queue shrinks
+	closed   bool       // guarded by mu
+	failure  error      // the first journal failure, sticky; guarded by mu
+	failed   atomic.Bool
 
 	kick        chan struct{} // capacity 1: the flusher has work
 	stop        chan struct{}
 	flusherDone chan struct{}
+	step        chan chan struct{} // with ManualFlush: Flush's requests
 	tickerDone  chan struct{}
 	backlog     bool // more holds are due than one batch expired; guarded by mu
+
+	// grouped: frames are sealed and written by the flusher only (fsync
+	// mode, and every mode of a replicated engine). Set at Open.
+	grouped bool
+	standby *NotPrimaryError // non-nil while a standby (replicate.go); guarded by mu
+	replica Replicator       // the primary's replicated log, or nil; guarded by mu
 
 	opsSinceSnap int64 // guarded by mu
 	journaled    int64 // guarded by mu
@@ -213,6 +254,9 @@ type Engine struct {
 	sources        map[uint64]struct{}
 	snapshotting   atomic.Bool
 	snapshotWG     sync.WaitGroup
+	// snapshotRead, when set (tests), runs on the snapshot's goroutine
+	// after the cut and before the frozen state is read.
+	snapshotRead func()
 
 	requestPool sync.Pool
 	stats       stats
@@ -238,7 +282,10 @@ func Open(cfg Config) (*Engine, error) {
 	j, state, rec, err := journal.Open(journal.Options{FS: cfg.FS, Dir: cfg.Dir, SegmentBytes: cfg.SegmentBytes, Logger: cfg.Logger, RetentionMS: cfg.Retention.Milliseconds(),
 		// write and none promise survival of a process crash at most: a
 		// frame copied into a shared mapping is enough, with no system call.
-		Mmap: cfg.Durability != DurabilityFsync})
+		Mmap: cfg.Durability != DurabilityFsync,
+		// and their segments say so, so that recovery cuts a hole a power
+		// cut left in them instead of refusing it as corruption.
+		Unsynced: cfg.Durability != DurabilityFsync, Broken: cfg.Broken})
 	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("engine: recover %s: %w", cfg.Dir, err)
@@ -256,11 +303,18 @@ func Open(cfg Config) (*Engine, error) {
 		stop:        make(chan struct{}),
 		flusherDone: make(chan struct{}),
 		tickerDone:  make(chan struct{}),
+		grouped:     cfg.Durability == DurabilityFsync || cfg.Replicated,
+	}
+	if cfg.Replicated {
+		e.standby = &NotPrimaryError{}
 	}
 	state.SetRetention(cfg.Retention.Milliseconds())
 	e.room = sync.NewCond(&e.mu)
 	e.sources = map[uint64]struct{}{}
 	e.requestPool.New = func() any { return NewRequest() }
+	if cfg.ManualFlush {
+		e.step = make(chan chan struct{})
+	}
 	go e.flusher()
 	if cfg.TickInterval > 0 {
 		go e.ticker()
@@ -293,7 +347,10 @@ func (e *Engine) Submit(r *Request) error {
 		}
 	}
 	e.mu.Lock()
-	for len(e.waiting) >= e.cfg.QueueMax && !e.closed && e.failure == nil {
+	// The batch the flusher is writing counts too: room was once made
+	// when the flusher took the batch, so that another QueueMax piled up
+	// behind the one on its way to the disk.
+	for e.mustWaitLocked() {
 		e.room.Wait()
 	}
 	if e.closed {
@@ -301,43 +358,33 @@ func (e *Engine) Submit(r *Request) error {
 		return ErrClosed
 	}
 	if e.failure != nil {
-		r.Err = fmt.Errorf("%w: the journal failed: %w", ErrUnavailable, e.failure)
+		r.Err = refused(e.failure)
 		e.mu.Unlock()
 		r.done <- struct{}{}
 		return nil
 	}
-	r.Err = nil
-	e.appliedSince++
+	if e.standby != nil {
+		e.submitStandbyLocked(r)
+		return nil
+	}
 	e.beginLocked()
-	if r.fn != nil {
-		r.fn(e.state)
-	} else {
-		if k := r.Op.Kind; (k == inventory.KindConfirm || k == inventory.KindCancel) && e.state.HoldDue(r.Op.Hold) {
-			// Expire it first, as its own journaled op: the change stream
-			// then shows an expiry, and the confirm or cancel meets an
-			// expired hold.
-			e.expireHoldLocked(r.Op.Hold)
-		}
-		res := e.state.Apply(&r.Op, r.Lines)
-		if res.Lines != nil {
-			r.Lines = res.Lines
-		}
-		r.Result = res
-		if res.Changed && r.Op.Kind.Mutates() {
-			e.journal.Add(&r.Op)
-			e.opsSinceSnap++
-			e.journaled++
-		}
+	e.applyLocked(r)
+	if e.failure != nil && r.Err == nil {
+		// The journal failed during this Submit (a pending frame written
+		// before the op, or a full none-mode frame after it): the op is
+		// applied in memory but must not be acknowledged.
+		r.Err = unknownOutcome(e.failure)
 	}
 	// By mode: who writes the op's frame, and when its reply is released.
 	var kick, replyNow bool
-	switch e.cfg.Durability {
+	mode := e.cfg.Durability
+	if e.grouped {
+		mode = DurabilityFsync // the flusher's path (replicate.go)
+	}
+	switch mode {
 	case DurabilityNone:
-		// Reply now; frames are written in large chunks (beginLocked and
-		// the flusher's tick write them).
-		if e.journal.PendingBytes() >= e.cfg.NoneFlushBytes {
-			e.writePendingLocked()
-		}
+		// Reply now; frames are written in large chunks (journalLocked,
+		// beginLocked and the flusher's tick write them).
 		kick = e.opsSinceSnap >= e.cfg.SnapshotEveryOps
 		replyNow = true
 	case DurabilityWrite:
@@ -348,7 +395,7 @@ func (e *Engine) Submit(r *Request) error {
 		// wrote: measured on the server's one-op-per-connection path. The
 		// flusher still takes snapshots.
 		if err := e.writePendingLocked(); err != nil {
-			r.Err = fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+			r.Err = unknownOutcome(err)
 		}
 		kick = e.opsSinceSnap >= e.cfg.SnapshotEveryOps
 		replyNow = true
@@ -356,15 +403,25 @@ func (e *Engine) Submit(r *Request) error {
 		// fsync: the flusher writes, syncs and replies. It wakes for the
 		// first request, and again when as many sources are waiting as it
 		// expects (see gather).
-		e.waiting = append(e.waiting, r)
-		if r.Source == 0 {
-			e.waitingSources++
-		} else if _, seen := e.sources[r.Source]; !seen {
-			e.sources[r.Source] = struct{}{}
-			e.waitingSources++
-		}
-		kick = len(e.waiting) == 1 || e.waitingSources >= e.gatherTarget
+		kick = e.enqueueLocked(r)
 	}
+	e.unlockKick(kick)
+	if replyNow {
+		r.done <- struct{}{}
+	}
+	return nil
+}
+
+// mustWaitLocked reports whether a submitter must wait for room: QueueMax
+// replies are waiting for the disk, or the pending frame is full, and the
+// engine is neither closed nor stopped.
+func (e *Engine) mustWaitLocked() bool {
+	return (len(e.waiting)+e.flushing >= e.cfg.QueueMax || e.frameFullLocked()) && !e.closed && e.failure == nil
+}
+
+// unlockKick releases mu and, when kick is set and no kick is pending
+// yet, wakes the flusher.
+func (e *Engine) unlockKick(kick bool) {
 	kick = kick && !e.kicked
 	if kick {
 		e.kicked = true
@@ -373,10 +430,65 @@ func (e *Engine) Submit(r *Request) error {
 	if kick {
 		e.kick <- struct{}{}
 	}
-	if replyNow {
-		r.done <- struct{}{}
+}
+
+// refused is the error of an op the engine refused because its journal
+// failed earlier: never applied.
+func refused(failure error) error {
+	return fmt.Errorf("%w: the journal failed: %w", ErrUnavailable, failure)
+}
+
+// unknownOutcome is the error of an op applied in memory whose journal
+// write or sync failed: it may or may not be durable.
+func unknownOutcome(err error) error { return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err) }
+
+// applyLocked applies r's op (or runs its read) on the state and adds a
+// mutation to the journal's pending frame. The caller began the batch
+// (beginLocked).
+func (e *Engine) applyLocked(r *Request) {
+	r.Err = nil
+	e.appliedSince++
+	if r.fn != nil {
+		r.fn(e.state)
+	} else {
+		if k := r.Op.Kind; (k == inventory.KindConfirm || k == inventory.KindCancel) && e.state.HoldDue(r.Op.Hold) {
+			// Expire it first, as its own journaled op: the change stream
+			// then shows an expiry, and the confirm or cancel meets an
+			// expired hold.
+			e.expireHoldLocked(r.Op.Hold)
+		}
+		res := e.state.ApplyCheckedInto(&r.Op, r.Lines, r.Buffers) // Submit checked it
+		if res.Lines != nil {
+			r.Lines = res.Lines
+		}
+		if b := r.Buffers; b != nil {
+			if res.Allocations != nil {
+				b.Allocations = res.Allocations[:0]
+			}
+			if res.Hits != nil {
+				b.Hits = res.Hits[:0]
+			}
+		}
+		r.Result = res
+		if res.Changed && r.Op.Kind.Mutates() {
+			e.journalLocked(&r.Op)
+		}
 	}
-	return nil
+}
+
+// enqueueLocked adds r to the replies the flusher releases after its
+// fdatasync (fsync mode), counting its source for the group commit, and
+// reports whether the flusher should be kicked: for the first request, and
+// again when as many sources are waiting as it expects (see gather).
+func (e *Engine) enqueueLocked(r *Request) bool {
+	e.waiting = append(e.waiting, r)
+	if r.Source == 0 {
+		e.waitingSources++
+	} else if _, seen := e.sources[r.Source]; !seen {
+		e.sources[r.Source] = struct{}{}
+		e.waitingSources++
+	}
+	return len(e.waiting) == 1 || e.waitingSources >= e.gatherTarget
 }
 
 // beginLocked starts a batch if none is open: it stamps the journal's
@@ -390,7 +502,7 @@ func (e *Engine) beginLocked() {
 	now := e.cfg.Clock.Now().UnixMilli()
 	fresh := true
 	if e.journal.Pending() > 0 {
-		if e.cfg.Durability == DurabilityFsync || now <= e.journal.Stamp() {
+		if e.grouped || now <= e.journal.Stamp() {
 			fresh = false
 		} else if e.writePendingLocked() != nil {
 			return
@@ -413,6 +525,11 @@ func (e *Engine) beginLocked() {
 func (e *Engine) expireLocked() {
 	n := 0
 	for ; n < expirySliceMax; n++ {
+		if e.frameFullLocked() {
+			// The rest wait for the flusher to take the frame.
+			e.backlog = true
+			return
+		}
 		id, ok := e.state.NextDue()
 		if !ok {
 			break
@@ -420,6 +537,14 @@ func (e *Engine) expireLocked() {
 		e.expireHoldLocked(id)
 	}
 	e.backlog = n == expirySliceMax
+}
+
+// frameFullLocked reports whether the pending frame holds FrameBytesMax,
+// where the flusher alone writes frames: new ops wait for it to take the
+// frame. An expiry storm during a slow fdatasync grew it without a bound,
+// toward frames larger than recovery reads (journal.FramePayloadMax).
+func (e *Engine) frameFullLocked() bool {
+	return e.grouped && e.journal.PendingBytes() >= e.cfg.FrameBytesMax
 }
 
 // expireHoldLocked expires hold id, due by the state's time, as a
@@ -433,9 +558,21 @@ func (e *Engine) expireHoldLocked(id string) {
 	if res := e.state.Apply(&op, nil); !res.Changed {
 		panic(fmt.Sprintf("engine: expiring hold %q changed nothing: %s %s", id, res.Code, res.Detail))
 	}
-	e.journal.Add(&op)
+	e.journalLocked(&op)
+}
+
+// journalLocked adds op to the journal's pending frame. In none mode it
+// writes the frame once it holds NoneFlushBytes, so that the frame is
+// bounded whoever adds to it: a batch of expiries (Tick adds thousands of
+// them within one millisecond, and any number while the clock stands
+// still) once grew it without a bound until the flusher's next tick.
+func (e *Engine) journalLocked(op *inventory.Op) {
+	e.journal.Add(op)
 	e.opsSinceSnap++
 	e.journaled++
+	if !e.grouped && e.cfg.Durability == DurabilityNone && e.journal.PendingBytes() >= e.cfg.NoneFlushBytes {
+		e.writePendingLocked()
+	}
 }
 
 // writePendingLocked writes the pending frame under the lock (write and
@@ -464,13 +601,21 @@ func (e *Engine) writePendingLocked() error {
 // TickInterval the caller does (simulation).
 func (e *Engine) Tick() (backlog bool, err error) {
 	e.mu.Lock()
+	for e.frameFullLocked() && !e.closed && e.failure == nil {
+		e.room.Wait()
+	}
 	if e.closed {
 		e.mu.Unlock()
 		return false, ErrClosed
 	}
 	if e.failure != nil {
 		e.mu.Unlock()
-		return false, fmt.Errorf("%w: the journal failed: %w", ErrUnavailable, e.failure)
+		return false, refused(e.failure)
+	}
+	if e.standby != nil {
+		// A standby's expiries come in the primary's frames.
+		e.mu.Unlock()
+		return false, nil
 	}
 	e.backlog = false
 	e.beginLocked()
@@ -478,7 +623,7 @@ func (e *Engine) Tick() (backlog bool, err error) {
 	kick := false
 	switch {
 	case e.journal.Pending() == 0:
-	case e.cfg.Durability == DurabilityFsync:
+	case e.grouped:
 		kick = !e.kicked
 		e.kicked = true
 	default:
@@ -597,7 +742,7 @@ func (e *Engine) Close() error {
 func (e *Engine) flusher() {
 	defer close(e.flusherDone)
 	var tick <-chan time.Time
-	if e.cfg.Durability != DurabilityFsync {
+	if e.cfg.Durability != DurabilityFsync && e.step == nil {
 		// none mode: bound what a crash can take, though the mode
 		// promises nothing. none and write: keep the stats current, since
 		// replies do not pass through the flusher there.
@@ -611,9 +756,13 @@ func (e *Engine) flusher() {
 	var lastSync time.Duration
 	for {
 		stopping := false
+		var stepped chan struct{}
 		select {
 		case <-e.kick:
-			if e.cfg.Durability == DurabilityFsync {
+			if e.step != nil {
+				continue // the caller flushes (ManualFlush)
+			}
+			if e.grouped {
 				stopping = e.gather(gatherTimer, lastSync)
 				break
 			}
@@ -623,10 +772,14 @@ func (e *Engine) flusher() {
 			// first, so that one write covers them all.
 			runtime.Gosched()
 		case <-tick:
+		case stepped = <-e.step:
 		case <-e.stop:
 			stopping = true
 		}
 		spare, lastSync = e.flush(spare)
+		if stepped != nil {
+			close(stepped)
+		}
 		if stopping {
 			// Submit refuses new requests now; one more pass takes any
 			// that were applied after the last kick was consumed.
@@ -696,28 +849,29 @@ func (e *Engine) flush(spare []*Request) ([]*Request, time.Duration) {
 	e.kicked = false
 	batch := e.waiting
 	e.waiting = spare[:0]
+	e.flushing = len(batch)
 	batchSources := e.waitingSources
 	e.waitingSources = 0
 	clear(e.sources)
 	applied := e.appliedSince
 	e.appliedSince = 0
 	var frame []byte
-	if e.cfg.Durability == DurabilityFsync {
+	replica := e.replica
+	if e.grouped {
 		frame = e.journal.Seal()
+		e.room.Broadcast() // room in the frame (frameFullLocked)
 	} else {
 		// write and none: frames are written under mu.
 		e.writePendingLocked()
 	}
-	e.room.Broadcast()
 	var snap *journal.Snapshot
+	var frozen *inventory.Frozen
 	if e.opsSinceSnap >= e.cfg.SnapshotEveryOps && !e.snapshotting.Load() && e.failure == nil {
 		// A frame boundary: everything added so far is in frame or
-		// before it.
-		snap = &journal.Snapshot{
-			LSN:      e.journal.NextLSN() - 1,
-			Rows:     e.state.AppendRows(make([]inventory.Row, 0, e.state.Len())),
-			Sections: e.state.Sections(),
-		}
+		// before it. Freezing costs O(chunks); the snapshot's goroutine
+		// reads the state as it is now while ops go on (inventory.Frozen).
+		snap = &journal.Snapshot{LSN: e.journal.NextLSN() - 1}
+		frozen = e.state.Freeze()
 		e.opsSinceSnap = 0
 	}
 	failure := e.failure
@@ -727,7 +881,14 @@ func (e *Engine) flush(spare []*Request) ([]*Request, time.Duration) {
 	err := failure
 	if err == nil && len(frame) > 0 {
 		trace.Taken = time.Now()
-		err = e.journal.WriteFrame(frame)
+		if replica != nil {
+			err = e.replicate(replica, frame)
+		}
+		if err == nil {
+			err = e.journal.WriteFrame(frame)
+		} else {
+			frame = nil
+		}
 		if err == nil {
 			e.stats.journalBytes.Store(e.journal.Bytes())
 			if e.cfg.Durability == DurabilityFsync {
@@ -740,17 +901,17 @@ func (e *Engine) flush(spare []*Request) ([]*Request, time.Duration) {
 				e.published(frame)
 			}
 		}
-		if err != nil {
+		if err != nil && frame != nil {
 			e.fail(err)
-			err = fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+			err = unknownOutcome(err)
 		}
 	} else if err != nil {
-		err = fmt.Errorf("%w: the journal failed: %w", ErrUnavailable, err)
+		err = refused(err)
 	}
 	// In none mode replies do not wait for the flush; the batch is then
 	// what was applied since the last one.
 	e.stats.batch(applied)
-	if e.cfg.Durability == DurabilityFsync && len(batch) > 0 {
+	if e.grouped && len(batch) > 0 {
 		// Counted before any reply goes, so no client is counted twice:
 		// the next frame waits for this batch's clients and for those
 		// that arrived during its fdatasync, as one group.
@@ -766,10 +927,26 @@ func (e *Engine) flush(spare []*Request) ([]*Request, time.Duration) {
 		r.done <- struct{}{}
 		batch[i] = nil
 	}
+	if len(batch) > 0 {
+		// Their replies are out: room for as many more.
+		e.mu.Lock()
+		e.flushing = 0
+		e.room.Broadcast()
+		e.mu.Unlock()
+	}
 	if snap != nil && err == nil {
-		e.startSnapshot(snap)
+		e.startSnapshot(snap, frozen)
+	} else if frozen != nil {
+		e.thaw(frozen)
 	}
 	return batch, trace.Synced.Sub(trace.Written)
+}
+
+// thaw ends a frozen view of the state (its reader is done).
+func (e *Engine) thaw(f *inventory.Frozen) {
+	e.mu.Lock()
+	e.state.Thaw(f)
+	e.mu.Unlock()
 }
 
 func (e *Engine) fail(err error) {
@@ -787,15 +964,21 @@ func (e *Engine) failLocked(err error) {
 	}
 }
 
-// startSnapshot writes a snapshot (copied at a frame boundary) on its own
-// goroutine.
-func (e *Engine) startSnapshot(snap *journal.Snapshot) {
+// startSnapshot writes a snapshot of the state frozen at a frame boundary
+// on its own goroutine.
+func (e *Engine) startSnapshot(snap *journal.Snapshot, frozen *inventory.Frozen) {
 	e.snapshotting.Store(true)
 	e.snapshotWG.Add(1)
 	go func() {
 		defer e.snapshotWG.Done()
 		defer e.snapshotting.Store(false)
 		start := time.Now()
+		if e.snapshotRead != nil {
+			e.snapshotRead() // tests: ops go on while the snapshot is read
+		}
+		snap.Rows = frozen.AppendRows(make([]inventory.Row, 0, frozen.Len()))
+		snap.Sections = frozen.Sections()
+		e.thaw(frozen)
 		slices.SortFunc(snap.Rows, func(a, b inventory.Row) int { return inventory.CompareRowKeys(a.Key, b.Key) })
 		if err := e.journal.WriteSnapshot(snap); err != nil {
 			// The journal still holds every op; recovery just replays more.

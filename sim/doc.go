@@ -1,41 +1,64 @@
 // Package sim is allot's deterministic simulator: one seed decides the
 // workload, the simulated clock, the order in which each window of
 // concurrent requests is submitted, the storage faults (EIO and ENOSPC on
-// file creates, opens, writes, syncs, directory syncs, renames, removes and
-// truncates) and the crash and restart points. The engine runs on an
-// in-memory file system that remembers what was synced; a power cut keeps a
-// seed-chosen part of each file's unsynced tail, a process crash keeps all
-// of it.
+// file creates, opens, reads, writes, syncs, directory syncs, renames,
+// removes, truncates, maps and unmaps) and the crash and restart points.
+//
+// The workload has every op kind the engine has: stock sets, captures,
+// releases, holds with a time to live, confirms, cancels, orders and hold
+// reads; a quarter of the keyed ops carry an idempotency key from a small
+// pool, and some repeat an earlier keyed op (the first reply again) or
+// reuse its key with other arguments (a mismatch). Holds expire by the
+// simulated clock: in the first batch at or past their deadline, and in
+// the writer's tick, which the simulator runs with no request.
+//
+// The engine runs on an in-memory file system that models the page cache
+// page by page (vfs.Mem): write and none modes map their segments (three
+// seeds in four; the others take the write(2) path, where frame writes
+// fail and tear), and a write through the mapping is unsynced page cache,
+// as on a real disk. A
+// power cut keeps a seed-chosen subset of every file's unsynced 4 KiB
+// pages, each whole, torn or lost, in no order (unordered writeback); a
+// process crash keeps them all. fsync and none runs end in power cuts;
+// write runs in process crashes, and one time in three in a power cut,
+// which write mode does not promise to survive but must recover from. Half
+// the crashes come in the middle of a window, with replies outstanding.
 //
 // After every recovery the simulator checks the promises, against a
 // reference model (inventory.State, the same pure state machine, fed the
-// same ops in the same order):
+// same ops in the same order at the same times, with the same expiries):
 //
-//   - the recovered state equals the model after a prefix of the ops that
-//     changed state: nothing reordered, nothing invented;
+//   - recovery never refuses the data as corrupt;
+//   - the recovered state (rows and every hold) equals the model after a
+//     prefix of the ops that changed state: nothing reordered, nothing
+//     invented;
 //   - under fsync, every acknowledged op lies inside that prefix (a power
 //     cut loses none); under write, the same after a process crash;
 //   - every acknowledged reply equals the model's reply;
-//   - no op submitted after the engine reported a journal error was
-//     acknowledged (fail-stop).
+//   - no op was acknowledged that was submitted after the engine reported
+//     a journal error, or during whose Submit the journal failed
+//     (fail-stop).
 //
 // A failing run prints its seed and the command that replays it.
 //
 // Determinism: the seed fixes the ops, their submission order, the clock,
-// the crash points and the fault decisions (drawn per file-system call in
-// call order). The engine's flusher is a goroutine, so how requests are
-// grouped into frames, and hence which call a fault lands on, can vary
-// between runs of one seed; a replay then reproduces the workload, the
-// schedule of faults and the crash points, not every frame boundary.
+// where frames end (the engine runs with Config.ManualFlush, and the
+// simulator flushes after seed-chosen requests), the crash points, the
+// pages a power cut keeps (hashed from the seed, the file and the page)
+// and the fault decisions (the n-th call of a kind on a file is decided by
+// the seed, the kind, the file and n). Not fixed: the engine's background
+// goroutines (the spare segment's preallocation, the background sync of
+// full segments, snapshots) run when the scheduler lets them, so whether
+// one of them finished before a crash, and with it what survives, can vary
+// between runs of one seed. With faults off, a seed's counts (acknowledged
+// ops, crashes) repeat from run to run; with faults on they may differ a
+// little. A replay reproduces the workload, the frames, the fault schedule
+// and the crash points.
 //
-// Not modelled yet: the workload has captures, releases and stock sets,
-// not holds and expiry; a power cut keeps a prefix of each file's unsynced
-// bytes (vfs.Mem's model), not an arbitrary per-page subset; vfs.Mem has no
-// mapping, so write and none modes run their write(2) path, not the mmap'd
-// one; faults are drawn in sim's own file system wrapper (faultfs.go), not
-// vfs.Faulty; maps and unmaps are not faulted.
-//
-// Its power is tested (sim_test.go): a file system whose fdatasync lies
-// (the engine then acknowledges what is not durable) and one that loses
-// synced bytes in a crash are both caught within 1,000 seeds.
+// Its power is tested (sim_test.go): each deliberately broken component is
+// caught within 1,000 seeds — an fdatasync that lies (acknowledging before
+// the data is synced), a disk that loses synced bytes, a journal that
+// appends a frame only after its ops were acknowledged (apply before
+// append: journal.BrokenLateAppend), and a recovery that does not cut a
+// torn tail or hole (journal.BrokenKeepTornTail).
 package sim

@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math/rand/v2"
 	"sync"
@@ -10,15 +12,21 @@ import (
 	"allot/vfs"
 )
 
-// faultFS injects EIO and ENOSPC into every kind of file-system call, each
-// call failing with probability rate, decided by a seeded generator in call
-// order. Reads fail only while reads is set (recovery), so that a run does
-// not end in a loop of failed opens.
+// faultFS injects EIO and ENOSPC into every kind of file-system call
+// (create, open, read, write, sync, directory sync, rename, remove,
+// truncate, map, unmap), each call failing with probability rate. The
+// n-th call of one kind on one file is decided by the seed, the kind, the
+// file and n, not by the order of all calls: the engine's background
+// goroutines (spare preallocation, the sync of full segments, snapshots)
+// then do not shift the faults of the calls made in the seed's order.
+// Reads fail only while reads is set (recovery), so that a run does not
+// end in a loop of failed opens.
 type faultFS struct {
 	fs vfs.FS
 
 	mu     sync.Mutex
-	rng    *rand.Rand
+	seed   uint64
+	calls  map[string]uint64 // calls so far, by kind and file
 	rate   float64
 	reads  bool
 	faults int
@@ -28,19 +36,27 @@ type faultFS struct {
 }
 
 func newFaultFS(fs vfs.FS, seed uint64, rate float64) *faultFS {
-	return &faultFS{fs: fs, rng: rand.New(rand.NewPCG(seed, 0x666175)), rate: rate}
+	return &faultFS{fs: fs, seed: seed, calls: map[string]uint64{}, rate: rate}
 }
 
 // fail decides one call: nil, or EIO or ENOSPC wrapped with what failed.
 func (f *faultFS) fail(op, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.rate == 0 || f.rng == nil || f.rng.Float64() >= f.rate {
+	if f.rate == 0 {
+		return nil
+	}
+	key := op + " " + name
+	f.calls[key]++
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	rng := rand.New(rand.NewPCG(f.seed^h.Sum64(), f.calls[key]))
+	if rng.Float64() >= f.rate {
 		return nil
 	}
 	f.faults++
 	errno := syscall.EIO
-	if f.rng.IntN(2) == 0 {
+	if rng.IntN(2) == 0 {
 		errno = syscall.ENOSPC
 	}
 	return fmt.Errorf("sim: injected %s on %s: %w", op, name, errno)
@@ -166,4 +182,26 @@ func (f *faultFile) Truncate(size int64) error {
 		return err
 	}
 	return f.File.Truncate(size)
+}
+
+var _ vfs.Mapper = (*faultFile)(nil)
+
+// Map maps the file, or fails with an injected fault.
+func (f *faultFile) Map(size int64) ([]byte, error) {
+	m, ok := f.File.(vfs.Mapper)
+	if !ok {
+		return nil, fmt.Errorf("sim: map %s: %w", f.name, errors.ErrUnsupported)
+	}
+	if err := f.fs.fail("map", f.name); err != nil {
+		return nil, err
+	}
+	return m.Map(size)
+}
+
+// Unmap unmaps, or fails with an injected fault (the mapping then stays).
+func (f *faultFile) Unmap(b []byte) error {
+	if err := f.fs.fail("unmap", f.name); err != nil {
+		return err
+	}
+	return f.File.(vfs.Mapper).Unmap(b)
 }

@@ -15,21 +15,25 @@ var seedsFlag = flag.Int("sim.seeds", 200, "seeds the fixed-seed test runs")
 // every durability, with faults and crashes.
 func TestFixedSeedsAndARandomOne(t *testing.T) {
 	random := rand.Uint64()
-	t.Logf("random seed %d (replay: go run ./cmd/allot sim --seed %d)", random, random)
+	t.Logf("random seed %d (replay: go run ./cmd/allot sim --seeds 1 --seed %d --ops 2000)", random, random)
 	seeds := []uint64{random}
 	for s := 1; s <= *seedsFlag; s++ {
 		seeds = append(seeds, uint64(s))
 	}
 	start := time.Now()
-	ops := 0
+	ops, acked, crashes, faults := 0, 0, 0, 0
 	for _, seed := range seeds {
 		res := Run(Config{Seed: seed, Ops: 2000})
-		ops += res.Ops
+		ops, acked, crashes, faults = ops+res.Ops, acked+res.Acked, crashes+res.Crashes, faults+res.Faults
 		if res.Failed() {
 			t.Fatalf("seed %d (%s): %v\nreplay: %s", seed, res.Durability, res.Violations, res.ReplayCommand())
 		}
 	}
-	t.Logf("%d seeds, %d simulated ops in %v: %.0f ops/s", len(seeds), ops, time.Since(start).Round(time.Millisecond), float64(ops)/time.Since(start).Seconds())
+	t.Logf("%d seeds, %d simulated ops (%d acknowledged), %d crashes, %d injected faults in %v: %.0f ops/s",
+		len(seeds), ops, acked, crashes, faults, time.Since(start).Round(time.Millisecond), float64(ops)/time.Since(start).Seconds())
+	if crashes < len(seeds) || faults == 0 {
+		t.Fatalf("%d crashes and %d faults in %d seeds: the runs did not test recovery", crashes, faults, len(seeds))
+	}
 }
 
 // caught runs seeds until one fails, at most 1,000.
@@ -53,4 +57,12 @@ func TestCatchesAnEngineThatAcksBeforeSync(t *testing.T) {
 
 func TestCatchesADiskThatLosesSyncedData(t *testing.T) {
 	caught(t, Config{Ops: 2000, Durability: engine.DurabilityFsync, FaultRate: -1, Broken: BrokenLosesSynced})
+}
+
+func TestCatchesApplyBeforeJournalAppend(t *testing.T) {
+	caught(t, Config{Ops: 500, Durability: engine.DurabilityWrite, FaultRate: -1, Broken: BrokenLateAppend})
+}
+
+func TestCatchesRecoveryThatKeepsATornTail(t *testing.T) {
+	caught(t, Config{Ops: 1000, Durability: engine.DurabilityWrite, FaultRate: -1, Broken: BrokenKeepTornTail})
 }

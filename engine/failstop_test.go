@@ -1,0 +1,34 @@
+package engine
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"allot/vfs"
+)
+
+// In none mode an op's frame is written later, by another op: the next one
+// at a new millisecond writes it before applying itself. If that write
+// fails, the engine stops; the op that met the failure must not be
+// acknowledged as if nothing had happened (it was applied in memory, and
+// nothing after a journal error is acknowledged).
+func TestNoneModeOpThatMeetsAJournalFailureIsNotAcknowledged(t *testing.T) {
+	fs := vfs.NewFaulty(vfs.NewMem())
+	clock := newFakeClock()
+	e := mustOpen(t, Config{Dir: "/d", FS: fs, Durability: DurabilityNone, Clock: clock, TickInterval: -1, ManualFlush: true})
+	defer e.Close()
+	must(e.Stock(rk("a", "w1"), 5, 1)) // pending: none mode has not written it
+	fs.FailWritesAfter(0)
+	clock.Advance(time.Millisecond) // the next op begins a new frame: the pending one is written first
+	_, err := e.Capture(gk("a"), 1, nil)
+	if !e.Stats().Failed {
+		t.Fatal("the write of the pending frame did not fail the engine")
+	}
+	if !errors.Is(err, ErrOutcomeUnknown) || !errors.Is(err, vfs.ErrInjected) {
+		t.Fatalf("the capture that met the journal failure was answered %v, want an unknown outcome naming the failure", err)
+	}
+	if _, err := e.Capture(gk("a"), 1, nil); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a capture after the failure: %v, want unavailable", err)
+	}
+}
