@@ -184,7 +184,7 @@ func (s *Server) doOp(w http.ResponseWriter, start time.Time, op inventory.Op, o
 			writeJSON(w, http.StatusServiceUnavailable, outcomeBody{Error: "unknown_outcome", Applied: "unknown", Detail: err.Error()})
 			return
 		}
-		writeJSON(w, http.StatusServiceUnavailable, outcomeBody{Error: "unavailable", Applied: false, Detail: err.Error()})
+		writeJSON(w, http.StatusServiceUnavailable, outcomeBody{Error: "unavailable", Applied: false, Detail: unavailableDetail(err)})
 		return
 	}
 	t.add(op.Kind, resultOf(res.Code))

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"allot/catalog"
 	"allot/engine"
 	"allot/inventory"
 	"allot/server/resp"
@@ -52,8 +53,13 @@ type respConn struct {
 	immediate []byte
 	slots     []slot
 	free      []*engine.Request
-	interner  *resp.StringInterner
-	tally     opTally
+	// pending are the round's decoded ops not yet submitted, and their
+	// slots: they go to the engine together (engine.SubmitBatch), before
+	// the replies are awaited or a command that is not an op runs.
+	pending      []*engine.Request
+	pendingSlots []int
+	interner     *resp.StringInterner
+	tally        opTally
 
 	authed bool
 	name   string
@@ -66,6 +72,7 @@ type slot struct {
 	req      *engine.Request
 	kind     inventory.Kind
 	from, to int
+	err      error // the engine refused req (it was never submitted)
 }
 
 func newRESPConn(s *Server, nc net.Conn, id int64) *respConn {
@@ -178,6 +185,7 @@ func (c *respConn) round() (full bool) {
 	if len(c.slots) == 0 {
 		return false
 	}
+	c.submitPending()
 	if c.traced != nil {
 		c.submittedAt = time.Now()
 	}
@@ -196,6 +204,14 @@ func (c *respConn) reply() {
 			continue
 		}
 		r := sl.req
+		if sl.err != nil {
+			c.out = resp.AppendErr(c.out, sl.err.Error())
+			c.tally.add(sl.kind, resultError)
+			r.Result = inventory.Result{}
+			c.free = append(c.free, r)
+			sl.req, sl.err = nil, nil
+			continue
+		}
 		if err := r.Wait(); err != nil {
 			c.out = appendEngineError(c.out, err)
 			c.tally.add(sl.kind, resultError)
@@ -275,6 +291,7 @@ func (c *respConn) command(args [][]byte) {
 		return
 	}
 	c.s.metrics.commandsOther.Add(1)
+	c.submitPending() // in order with the ops before it (CHANGES reads what they wrote)
 	switch name {
 	case resp.NamePing:
 		from := c.mark()
@@ -328,6 +345,12 @@ func (c *respConn) op(name resp.Name, k inventory.Kind, args [][]byte) {
 	} else {
 		r = engine.NewRequest()
 		r.Source = uint64(c.id)
+		// The connection's requests keep their buffers: a reply is
+		// written before its request is reused.
+		r.Buffers = &inventory.Buffers{
+			Allocations: make([]inventory.Allocation, 0, 8),
+			Hits:        make([]catalog.Result, 0, catalog.LimitDefault),
+		}
 	}
 	if detail := resp.DecodeOp(name, args, c.interner, &r.Op); detail != "" {
 		c.free = append(c.free, r)
@@ -341,16 +364,27 @@ func (c *respConn) op(name resp.Name, k inventory.Kind, args [][]byte) {
 		c.traced = r
 		c.submitAt = time.Now()
 	}
-	if err := c.s.engine.Submit(r); err != nil {
-		if c.traced == r {
-			c.traced = nil
-		}
-		c.free = append(c.free, r)
-		c.tally.add(k, resultError)
-		c.err(err.Error())
+	c.pending = append(c.pending, r)
+	c.pendingSlots = append(c.pendingSlots, len(c.slots))
+	c.slots = append(c.slots, slot{req: r, kind: k})
+}
+
+// submitPending submits the round's pending ops in one batch. Those the
+// engine refused (it is closing) are answered with its error.
+func (c *respConn) submitPending() {
+	if len(c.pending) == 0 {
 		return
 	}
-	c.slots = append(c.slots, slot{req: r, kind: k})
+	n, err := c.s.engine.SubmitBatch(c.pending)
+	for i := n; i < len(c.pending); i++ {
+		sl := &c.slots[c.pendingSlots[i]]
+		if c.traced == sl.req {
+			c.traced = nil
+		}
+		sl.err = err
+	}
+	clear(c.pending)
+	c.pending, c.pendingSlots = c.pending[:0], c.pendingSlots[:0]
 }
 
 // commandList is every command word, for the unknown-command error.
@@ -364,9 +398,28 @@ func appendEngineError(b []byte, err error) []byte {
 	case errors.Is(err, engine.ErrOutcomeUnknown):
 		return resp.AppendError(b, "UNKNOWN "+err.Error())
 	case errors.Is(err, engine.ErrUnavailable):
+		var np *engine.NotPrimaryError
+		if errors.As(err, &np) {
+			// A node of a cluster that is not the primary: the client
+			// follows the address (client.PrimaryOf).
+			return resp.AppendError(b, "UNAVAILABLE "+np.Error())
+		}
 		return resp.AppendError(b, "UNAVAILABLE "+err.Error())
 	}
 	return resp.AppendErr(b, err.Error())
+}
+
+// unavailableDetail is the HTTP detail of a refused request: a node that
+// is not the primary names the primary's HTTP address.
+func unavailableDetail(err error) string {
+	var np *engine.NotPrimaryError
+	if errors.As(err, &np) {
+		if np.PrimaryHTTP != "" {
+			return "not primary, primary at " + np.PrimaryHTTP
+		}
+		return np.Error()
+	}
+	return err.Error()
 }
 
 // checkPassword compares in constant time. With no password configured the

@@ -27,7 +27,7 @@ func isCatalogKind(k inventory.Kind) bool {
 }
 
 // decodeCatalogOp decodes a catalog command into op; "" on success.
-func decodeCatalogOp(s *spec, args [][]byte, in Interner, op *inventory.Op) string {
+func decodeCatalogOp(s *spec, args [][]byte, in Interner, op *inventory.Op, query *catalog.Query) string {
 	switch s.kind {
 	case inventory.KindCatalogSet:
 		if len(args) < 4 || len(args)%2 != 0 {
@@ -74,7 +74,11 @@ func decodeCatalogOp(s *spec, args [][]byte, in Interner, op *inventory.Op) stri
 		if len(args) < 2 || len(args)%2 != 0 {
 			return ArityError(s.name)
 		}
-		q := &catalog.Query{Prefix: string(args[1])}
+		q := query
+		if q == nil {
+			q = new(catalog.Query)
+		}
+		*q = catalog.Query{Prefix: string(args[1])}
 		var seen [3]bool
 		for i := 2; i < len(args); i += 2 {
 			v := args[i+1]

@@ -177,9 +177,10 @@ func DecodeOp(name Name, args [][]byte, in Interner, op *inventory.Op) string {
 	// alternate HOLD and CONFIRM, and dropping it would allocate anew for
 	// every HOLD.
 	lines := op.Lines[:0]
+	query := op.Query // a search keeps its query the same way
 	*op = inventory.Op{Kind: s.kind, Lines: lines}
 	if isCatalogKind(s.kind) {
-		return decodeCatalogOp(s, args, in, op)
+		return decodeCatalogOp(s, args, in, op, query)
 	}
 	if s.arity == 0 {
 		return decodeLinesOp(s, args, in, op, lines)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"allot/catalog"
 	"allot/inventory"
 )
 
@@ -164,3 +165,30 @@ func BenchmarkDecodeOp(b *testing.B) {
 }
 
 const internBenchEntries = 4096
+
+// A connection's request keeps its query between searches: the second
+// search reuses the first one's Query and keeps nothing of it.
+func TestDecodeSearchReusesQuery(t *testing.T) {
+	in := NewStringInterner(16)
+	var op inventory.Op
+	words := func(ws ...string) [][]byte {
+		var out [][]byte
+		for _, w := range ws {
+			out = append(out, []byte(w))
+		}
+		return out
+	}
+	if d := DecodeOp(NameSearch, words("SEARCH", "ab", "BRAND", "x", "OFFSET", "3", "LIMIT", "7"), in, &op); d != "" {
+		t.Fatal(d)
+	}
+	first := op.Query
+	if *first != (catalog.Query{Prefix: "ab", Brand: "x", Offset: 3, Limit: 7}) {
+		t.Fatalf("first query %+v", *first)
+	}
+	if d := DecodeOp(NameSearch, words("SEARCH", "cd"), in, &op); d != "" {
+		t.Fatal(d)
+	}
+	if op.Query != first || *op.Query != (catalog.Query{Prefix: "cd", Limit: catalog.LimitDefault}) {
+		t.Fatalf("second query %p %+v, want the same Query holding only the prefix", op.Query, *op.Query)
+	}
+}
