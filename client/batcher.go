@@ -28,16 +28,20 @@ import (
 //
 // A call cannot be taken back once queued: Do waits for its reply even if
 // ctx ends (the op may already be applied); ctx bounds the round trip.
+// The queue holds at most BatcherQueueMax calls: a caller beyond them
+// waits for room, and gives up (nothing sent) when its ctx ends.
 type Batcher struct {
 	client  *Client
 	timeout time.Duration // bounds one round trip
 
-	mu     sync.Mutex
-	queue  []*batchCall
-	closed bool
-	wake   chan struct{} // capacity 1
-	done   chan struct{}
-	slots  chan struct{} // pipelines on the wire, at most pipelinesInFlight
+	mu       sync.Mutex
+	queue    []*batchCall
+	queueMax int           // BatcherQueueMax but in tests
+	room     chan struct{} // closed when the loop takes calls from a full queue; nil when none waits
+	closed   bool
+	wake     chan struct{} // capacity 1
+	done     chan struct{}
+	slots    chan struct{} // pipelines on the wire, at most pipelinesInFlight
 
 	pool sync.Pool
 }
@@ -56,13 +60,23 @@ var ErrBatcherClosed = errors.New("client: batcher closed")
 // BatchSizeMax bounds the ops of one round trip; more wait for the next.
 const BatchSizeMax = 1024
 
+// BatcherQueueMax bounds the calls a Batcher holds that are not on the
+// wire yet: a caller beyond it waits (until its ctx ends) for the writer
+// to take calls out. Without it a server that stopped reading let the
+// queue grow with every caller's next call.
+const BatcherQueueMax = 1 << 16
+
 // NewBatcher starts a batcher over c's connections. timeout bounds each
 // round trip (0: a minute).
 func NewBatcher(c *Client, timeout time.Duration) *Batcher {
+	return newBatcher(c, timeout, BatcherQueueMax)
+}
+
+func newBatcher(c *Client, timeout time.Duration, queueMax int) *Batcher {
 	if timeout <= 0 {
 		timeout = time.Minute
 	}
-	b := &Batcher{client: c, timeout: timeout, wake: make(chan struct{}, 1), done: make(chan struct{}), slots: make(chan struct{}, pipelinesInFlight)}
+	b := &Batcher{client: c, timeout: timeout, queueMax: queueMax, wake: make(chan struct{}, 1), done: make(chan struct{}), slots: make(chan struct{}, pipelinesInFlight)}
 	b.pool.New = func() any { return &batchCall{done: make(chan struct{}, 1)} }
 	go func() { b.loop(); close(b.done) }()
 	return b
@@ -88,6 +102,21 @@ func (b *Batcher) do(ctx context.Context, op inventory.Op, lines []inventory.Lin
 	call := b.pool.Get().(*batchCall)
 	call.op, call.ping, call.res, call.err = op, ping, inventory.Result{Lines: lines}, nil
 	b.mu.Lock()
+	for len(b.queue) >= b.queueMax && !b.closed {
+		if b.room == nil {
+			b.room = make(chan struct{})
+		}
+		room := b.room
+		b.mu.Unlock()
+		select {
+		case <-room:
+		case <-ctx.Done():
+			// Not queued: nothing was sent.
+			b.pool.Put(call)
+			return inventory.Result{}, fmt.Errorf("client: waiting for room in the batcher's queue (%d calls): %w", b.queueMax, ctx.Err())
+		}
+		b.mu.Lock()
+	}
 	if b.closed {
 		b.mu.Unlock()
 		b.pool.Put(call)
@@ -114,6 +143,10 @@ func (b *Batcher) Close() {
 		return
 	}
 	b.closed = true
+	if b.room != nil {
+		close(b.room) // callers waiting for room: refused now
+		b.room = nil
+	}
 	b.mu.Unlock()
 	select {
 	case b.wake <- struct{}{}:
@@ -206,6 +239,10 @@ func (b *Batcher) loop() {
 		n := min(len(b.queue), BatchSizeMax)
 		calls := append([]*batchCall(nil), b.queue[:n]...)
 		b.queue = append(b.queue[:0], b.queue[n:]...)
+		if b.room != nil {
+			close(b.room) // callers waiting for room
+			b.room = nil
+		}
 		b.mu.Unlock()
 
 		if rd != nil && rd.dead.Load() {

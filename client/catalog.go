@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"strconv"
+	"unsafe"
 
 	"allot/catalog"
 )
@@ -92,22 +93,28 @@ func (cn *Conn) CatalogGet(ctx context.Context, sku string) (r catalog.Record, f
 
 // Search sends SEARCH for q and appends the results to out.
 func (cn *Conn) Search(ctx context.Context, q catalog.Query, out []catalog.Result) ([]catalog.Result, error) {
-	args := make([]string, 0, 8)
-	args = append(args, "SEARCH", q.Prefix)
+	var argv [8]string
+	var nums [2][20]byte
+	args := append(argv[:0], "SEARCH", q.Prefix)
 	if q.Brand != "" {
 		args = append(args, "BRAND", q.Brand)
 	}
 	if q.Offset != 0 {
-		args = append(args, "OFFSET", strconv.Itoa(q.Offset))
+		args = append(args, "OFFSET", unsafeString(strconv.AppendInt(nums[0][:0], int64(q.Offset), 10)))
 	}
 	if q.Limit != 0 {
-		args = append(args, "LIMIT", strconv.Itoa(q.Limit))
+		args = append(args, "LIMIT", unsafeString(strconv.AppendInt(nums[1][:0], int64(q.Limit), 10)))
 	}
+	first := len(out)
 	err := cn.simple(ctx, "SEARCH", args, func(line []byte) error {
 		n, ok := header(line, '*')
 		if !ok || n < 0 || n > catalog.LimitMax {
 			return unexpected("SEARCH", line)
 		}
+		// Every result's SKU, title and brand are gathered into one buffer
+		// and made strings with one allocation for the whole reply
+		// (instead of three per result); spans holds each one's end.
+		text, spans := cn.searchText[:0], cn.searchSpans[:0]
 		for range n {
 			line, err := cn.line()
 			if err != nil {
@@ -116,21 +123,35 @@ func (cn *Conn) Search(ctx context.Context, q catalog.Query, out []catalog.Resul
 			if k, ok := header(line, '*'); !ok || k != 4 {
 				return unexpected("SEARCH", line)
 			}
-			var r catalog.Result
-			if r.SKU, err = cn.bulkString("SEARCH"); err != nil {
+			for range 3 {
+				line, err := cn.line()
+				if err != nil {
+					return err
+				}
+				if len(line) == 0 || line[0] != '$' {
+					return unexpected("SEARCH", line)
+				}
+				b, err := cn.bulk(line)
+				if err != nil {
+					return err
+				}
+				text = append(text, b...)
+				spans = append(spans, len(text))
+			}
+			avail, err := cn.integer("SEARCH")
+			if err != nil {
 				return err
 			}
-			if r.Title, err = cn.bulkString("SEARCH"); err != nil {
-				return err
-			}
-			if r.Brand, err = cn.bulkString("SEARCH"); err != nil {
-				return err
-			}
-			if r.Available, err = cn.integer("SEARCH"); err != nil {
-				return err
-			}
-			out = append(out, r)
+			out = append(out, catalog.Result{Available: avail})
 		}
+		all, from := string(text), 0
+		for i := range n {
+			r := &out[first+i]
+			r.SKU, from = all[from:spans[3*i]], spans[3*i]
+			r.Title, from = all[from:spans[3*i+1]], spans[3*i+1]
+			r.Brand, from = all[from:spans[3*i+2]], spans[3*i+2]
+		}
+		cn.searchText, cn.searchSpans = text[:0], spans[:0]
 		return nil
 	})
 	return out, err
@@ -241,3 +262,7 @@ func (cn *Conn) CatalogSetPipeline(ctx context.Context, recs []catalog.Record) e
 	}
 	return first
 }
+
+// unsafeString views b as a string without a copy, for an argument that is
+// written out before b changes.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

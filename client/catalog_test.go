@@ -45,6 +45,19 @@ func TestCatalogCommands(t *testing.T) {
 	if err != nil || len(hits) != 1 || hits[0].SKU != "s2" {
 		t.Fatalf("SEARCH BRAND = %+v %v", hits, err)
 	}
+	// Results are appended to out, and earlier answers stay intact when
+	// the connection's buffers are reused by a later search.
+	first := hits
+	hits, err = c.Search(ctx, catalog.Query{Prefix: "GR", Offset: 1, Limit: 1}, hits)
+	if err != nil || len(hits) != 2 || hits[0].SKU != "s2" || hits[1] != wantHits[1] {
+		t.Fatalf("SEARCH OFFSET 1 LIMIT 1 appended = %+v %v", hits, err)
+	}
+	if _, err := c.Search(ctx, catalog.Query{Prefix: "zz"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if first[0].SKU != "s2" || first[0].Title != "größer" || first[0].Brand != "Other" {
+		t.Fatalf("an earlier answer changed: %+v", first[0])
+	}
 	// A repeat with the key is answered; the same key with another record
 	// is a MISMATCH; bad input is -ERR; the connection stays usable.
 	if err := c.CatalogSet(ctx, rec, "k1"); err != nil {

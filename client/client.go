@@ -93,8 +93,9 @@ type Client struct {
 	slots chan struct{} // one token per connection that may be open
 	idle  chan *Conn
 
-	mu     sync.Mutex
-	closed bool
+	mu      sync.Mutex
+	closed  bool
+	primary *Client // the pool a "not primary" refusal sent mutations to (redirect.go); guarded by mu
 }
 
 // New returns a client. It does not connect: the first Conn does. Use
@@ -170,6 +171,9 @@ func (c *Client) put(cn *Conn) {
 func (c *Client) Close() error {
 	c.mu.Lock()
 	c.closed = true
+	if c.primary != nil {
+		c.primary.Close()
+	}
 	c.mu.Unlock()
 	for {
 		select {
@@ -203,12 +207,30 @@ func (c *Client) with(ctx context.Context, fn func(*Conn) error) error {
 // same way only when repeating it cannot apply it twice: it carries an
 // idempotency key, or it is a hold, confirm or cancel (idempotent by their
 // hold id), or a read. Anything else is returned to the caller.
+//
+// A mutation refused by a standby of a cluster ("UNAVAILABLE not primary,
+// primary at ADDR") is sent once to ADDR (see redirect.go).
 func (c *Client) Do(ctx context.Context, op inventory.Op, lines []inventory.Line) (res inventory.Result, err error) {
+	res, err = c.do(ctx, op, lines)
+	if addr, ok := PrimaryOf(err); ok && op.Kind.Mutates() && addr != c.cfg.Addr {
+		pc, perr := c.primaryClient(addr)
+		if perr != nil {
+			return res, perr
+		}
+		return pc.do(ctx, op, lines)
+	}
+	return res, err
+}
+
+func (c *Client) do(ctx context.Context, op inventory.Op, lines []inventory.Line) (res inventory.Result, err error) {
 	for attempt := 0; ; attempt++ {
 		err = c.with(ctx, func(cn *Conn) error {
 			res, err = cn.Do(ctx, op, lines)
 			return err
 		})
+		if _, redirect := PrimaryOf(err); redirect && op.Kind.Mutates() {
+			return res, err
+		}
 		if err == nil || attempt >= RetriesMax || ctx.Err() != nil || !retryable(&op, err) {
 			return res, err
 		}

@@ -29,7 +29,10 @@ type Conn struct {
 	nc     net.Conn
 	rd     *bufio.Reader
 	out    []byte
-	intern map[string]string
+	// searchText and searchSpans are Search's buffers, kept between calls.
+	searchText  []byte
+	searchSpans []int
+	intern      map[string]string
 
 	deadline bool  // a deadline is set on nc
 	broken   error // the connection is out of step; never reuse it

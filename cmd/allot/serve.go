@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"allot/cluster"
 	"allot/engine"
 	"allot/internal/fsinfo"
 	"allot/inventory"
@@ -41,7 +42,12 @@ Every flag can also be set by the environment variable named in its help;
 a flag given on the command line wins. SIGTERM or SIGINT stops accepting,
 finishes the requests already received, makes the journal durable and exits
 0. Startup logs name the data directory, the durability mode and the
-addresses ("RESP on ADDR", "HTTP on ADDR").`
+addresses ("RESP on ADDR", "HTTP on ADDR").
+
+With --cluster the node is the primary or a standby of one shard whose log,
+lease and snapshots live in NATS JetStream (see README "Cluster"): a standby
+serves reads and answers a mutation with "UNAVAILABLE not primary, primary
+at ADDR"; it takes over when the primary's lease lapses.`
 
 // envFlags registers flags whose default comes from an environment
 // variable, and records bad values in variables so that they are reported
@@ -118,6 +124,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		pprofAddr       string
 		shutdownTimeout time.Duration
 		retention       time.Duration
+		clusterCfg      cluster.Config
+		snapshotOps     int
 	)
 	ef.string(&dir, "data", "ALLOT_DATA", "", "data directory: journal and snapshots, created if missing (default: .allot/data of the allot checkout, else $XDG_DATA_HOME/allot/data; never the temporary folder)")
 	ef.string(&durability, "durability", "ALLOT_DURABILITY", "fsync", "fsync (survives power loss), write (survives a process crash) or none")
@@ -133,6 +141,13 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	ef.duration(&retention, "retention", "ALLOT_RETENTION", inventory.RetentionDefault*time.Millisecond, "how long finished holds and idempotency keys are remembered (by the engine's clock), so that repeats get their first answer")
 	ef.duration(&shutdownTimeout, "shutdown-timeout", "ALLOT_SHUTDOWN_TIMEOUT", 30*time.Second, "how long SIGTERM waits for connections to finish before closing them")
 	ef.string(&pprofAddr, "pprof", "ALLOT_PPROF", "", "serve Go's pprof profiles on this loopback address (empty: off)")
+	ef.int(&snapshotOps, "snapshot-every-ops", "ALLOT_SNAPSHOT_EVERY_OPS", 1<<22, "journaled ops between two snapshots (recovery replays at most about this many)")
+	ef.string(&clusterCfg.URLs, "cluster", "ALLOT_CLUSTER", "", "NATS servers of the cluster, comma-separated (nats://127.0.0.1:14220,...): run as the primary or a standby of --shard; empty: a single node")
+	ef.string(&clusterCfg.Shard, "shard", "ALLOT_SHARD", "main", "with --cluster: the shard this node serves (its stream ALLOT_<shard>, lease bucket ALLOT_<shard>_LEASE, snapshots ALLOT_<shard>_SNAP)")
+	ef.string(&clusterCfg.NodeID, "node-id", "ALLOT_NODE_ID", "", "with --cluster: this node's name in the lease and the log (default: host-pid)")
+	ef.string(&clusterCfg.Advertise, "advertise", "ALLOT_ADVERTISE", "", "with --cluster: the RESP address standbys send clients to when this node is the primary (default: the RESP listen address)")
+	ef.string(&clusterCfg.AdvertiseHTTP, "advertise-http", "ALLOT_ADVERTISE_HTTP", "", "with --cluster: the same for HTTP (default: the HTTP listen address)")
+	ef.duration(&clusterCfg.LeaseTTL, "lease-ttl", "ALLOT_LEASE_TTL", 3*time.Second, "with --cluster: the primary's lease; a standby takes over once it lapses (renewed every quarter of it)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -169,7 +184,14 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if retention < time.Millisecond {
 		return &exitError{code: 2, msg: fmt.Sprintf("--retention must be at least 1ms, got %v", retention)}
 	}
-	e, err := engine.Open(engine.Config{Dir: dir, Durability: mode, Retention: retention, Logger: slog.New(slog.NewTextHandler(stderr, nil))})
+	if snapshotOps < 1 {
+		return &exitError{code: 2, msg: fmt.Sprintf("--snapshot-every-ops must be positive, got %d", snapshotOps)}
+	}
+	engineCfg := engine.Config{Dir: dir, Durability: mode, Retention: retention, SnapshotEveryOps: int64(snapshotOps), Logger: slog.New(slog.NewTextHandler(stderr, nil))}
+	if clusterCfg.URLs != "" {
+		return serveCluster(clusterCfg, engineCfg, cfg, stderr, logf)
+	}
+	e, err := engine.Open(engineCfg)
 	if err != nil {
 		return err
 	}
@@ -223,6 +245,30 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if shutErr != nil {
 		return shutErr
 	}
+	return nil
+}
+
+// serveCluster runs a node of a shard until SIGTERM or SIGINT.
+// ALLOT_CLUSTER_FAULT breaks the replication on purpose (cluster.Config
+// Fault): the failover tests use it to show that they catch the breakage.
+func serveCluster(ccfg cluster.Config, ecfg engine.Config, scfg server.Config, stderr io.Writer, logf func(string, ...any)) error {
+	ccfg.Engine, ccfg.Server = ecfg, scfg
+	ccfg.Fault = os.Getenv("ALLOT_CLUSTER_FAULT")
+	ccfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	if ccfg.Fault != "" {
+		logf("WARNING: ALLOT_CLUSTER_FAULT=%s: replication is broken on purpose (tests only)", ccfg.Fault)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	logf("cluster %s, shard %s, data dir %s, durability %s", ccfg.URLs, ccfg.Shard, ecfg.Dir, ecfg.Durability)
+	if err := cluster.Run(ctx, ccfg); err != nil {
+		var ce *cluster.ConfigError
+		if errors.As(err, &ce) {
+			return &exitError{code: 2, msg: err.Error()}
+		}
+		return err
+	}
+	logf("stopped")
 	return nil
 }
 

@@ -1,0 +1,47 @@
+package client
+
+import (
+	"errors"
+	"strings"
+)
+
+// notPrimaryPrefix starts a standby's refusal of a mutation (cluster
+// package): "UNAVAILABLE not primary, primary at ADDR", or "... primary
+// unknown" while it does not know the primary.
+const notPrimaryPrefix = "UNAVAILABLE not primary, primary at "
+
+// PrimaryOf returns the primary's address named by a standby's refusal,
+// and whether err is one.
+func PrimaryOf(err error) (addr string, ok bool) {
+	var se *ServerError
+	if !errors.As(err, &se) || !strings.HasPrefix(se.Msg, notPrimaryPrefix) {
+		return "", false
+	}
+	addr = strings.TrimSpace(strings.TrimPrefix(se.Msg, notPrimaryPrefix))
+	return addr, addr != ""
+}
+
+// primaryClient returns a pool for the primary at addr, with this
+// client's settings: the one kept from the last redirect when it is
+// there, else a new one (the old one is closed).
+func (c *Client) primaryClient(addr string) (*Client, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrClosed
+	}
+	if c.primary != nil && c.primary.cfg.Addr == addr {
+		return c.primary, nil
+	}
+	cfg := c.cfg
+	cfg.Addr = addr
+	pc, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if c.primary != nil {
+		c.primary.Close()
+	}
+	c.primary = pc
+	return pc, nil
+}

@@ -1,0 +1,104 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"allot/engine"
+	"allot/server"
+)
+
+// Config configures a node. Engine and Server are as for a single node;
+// the node sets Engine.Replicated itself.
+type Config struct {
+	// URLs are the NATS servers, comma-separated (nats://host:port,...).
+	URLs string
+	// Shard names the shard this node serves (default "main").
+	Shard string
+	// NodeID names this node in the lease and in the log (default
+	// <hostname>-<pid>).
+	NodeID string
+	// Advertise is the RESP address a standby names when it redirects a
+	// mutation here (default: the RESP listen address).
+	Advertise string
+	// AdvertiseHTTP is the same for HTTP (default: the HTTP listen
+	// address).
+	AdvertiseHTTP string
+	// LeaseTTL is how long a primary's lease lives without renewal
+	// (default 3s); it renews every LeaseTTL/4, and a standby takes over
+	// once it lapses.
+	LeaseTTL time.Duration
+	// SnapshotPoll is how often a primary looks for a newer engine
+	// snapshot to store (default 2s).
+	SnapshotPoll time.Duration
+	// Fault breaks the replication on purpose, for the tests that prove
+	// the failover tests can fail: FaultNoExpectedSequence,
+	// FaultAckBeforeAppend. Empty in any real use.
+	Fault string
+
+	Engine engine.Config
+	Server server.Config
+	// Logger receives role changes and failures (default: none).
+	Logger *slog.Logger
+}
+
+// Deliberate faults (Config.Fault).
+const (
+	// FaultNoExpectedSequence appends without the expected last sequence,
+	// and the primary ignores a lost lease: it learns of a deposition only
+	// from the log, which no longer tells it.
+	FaultNoExpectedSequence = "no-expected-sequence"
+	// FaultAckBeforeAppend acknowledges a frame before its append: a
+	// goroutine appends the frames behind the replies.
+	FaultAckBeforeAppend = "ack-before-append"
+)
+
+// Validate fills defaults and checks the fields.
+func (c *Config) Validate() error {
+	if strings.TrimSpace(c.URLs) == "" {
+		return errors.New("cluster: no NATS URL given")
+	}
+	if c.Shard == "" {
+		c.Shard = "main"
+	}
+	if _, err := namesOf(c.Shard); err != nil {
+		return err
+	}
+	if c.NodeID == "" {
+		host, _ := os.Hostname()
+		c.NodeID = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = 3 * time.Second
+	}
+	if c.LeaseTTL < 500*time.Millisecond {
+		return fmt.Errorf("cluster: lease TTL %v is below 500ms", c.LeaseTTL)
+	}
+	if c.SnapshotPoll == 0 {
+		c.SnapshotPoll = 2 * time.Second
+	}
+	switch c.Fault {
+	case "", FaultNoExpectedSequence, FaultAckBeforeAppend:
+	default:
+		return fmt.Errorf("cluster: unknown fault %q", c.Fault)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	c.Engine.Replicated = true
+	if err := c.Engine.Validate(); err != nil {
+		return err
+	}
+	return c.Server.Validate()
+}
+
+// ConfigError is Run's error for a configuration it refuses before it
+// touches NATS or the data directory.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }

@@ -1,0 +1,41 @@
+// Package cluster runs an allot node as the primary or a standby of one
+// shard, over NATS JetStream (`allot serve --cluster`).
+//
+// Per shard, JetStream holds (names in names.go):
+//
+//   - the log: a stream (R3, file storage) of the primary's journal
+//     frames, one message per frame, the bytes journal.Seal made, with the
+//     frame's first and last LSN in headers; and fence messages, which a
+//     new primary appends before it takes its first request;
+//   - the lease: a key-value bucket whose one key names the primary; the
+//     bucket's TTL is the lease's, the primary renews it by compare-and-set
+//     on its revision well within the TTL, and a standby that finds it
+//     gone creates it;
+//   - snapshots: an object store holding the primary's newest engine
+//     snapshot; the log is trimmed behind it.
+//
+// The invariants:
+//
+//   - Only the log decides what is committed. A primary appends each frame
+//     with the stream's expected last sequence (the sequence of the last
+//     message it appended or read); it acknowledges a frame's requests only
+//     after JetStream acknowledged the append and the local journal wrote
+//     (and, in fsync mode, synced) it (engine.Replicator).
+//   - A primary takes requests only after its fence is in the log: the
+//     fence is appended with the expected last sequence of everything the
+//     new primary applied, so an older primary's next append fails on the
+//     sequence check and it acknowledges nothing more. It then steps down:
+//     it closes its engine (which refuses everything from the failed
+//     append on), reopens it from its own journal and follows the log as a
+//     standby.
+//   - A standby applies the log's frames in order through the engine's
+//     replay (engine.ApplyFrame), journals them, serves reads, and answers
+//     a mutation with "UNAVAILABLE not primary, primary at <addr>".
+//   - A node's local journal is always a prefix of the log (the log is
+//     written first), so it restarts from its own journal and reads the
+//     log from there on; one whose journal ends before the log's trimmed
+//     start first installs the stored snapshot.
+//
+// Leadership is a lease for liveness only: safety never depends on clocks,
+// only on the log's sequence check.
+package cluster

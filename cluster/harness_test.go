@@ -1,0 +1,280 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"allot/client"
+	"allot/inventory"
+	"allot/server/servertest"
+	"allot/services"
+)
+
+// The failover tests run real processes: a private 3-node NATS cluster
+// (its own directory and ports, so that killing one of its nodes never
+// touches the shared one) and `allot serve --cluster` children, each test
+// on a shard of its own.
+
+func TestMain(m *testing.M) {
+	code := servertest.Main(m)
+	natsOnce.stopAll()
+	os.Exit(code)
+}
+
+// natsPortOffset moves the private cluster's ports (services.NATSNodes at
+// 14220.. move to 14753..), clear of the shared cluster and of the
+// services package's own test cluster.
+const natsPortOffset = 533
+
+type natsCluster struct {
+	once sync.Once
+	cfg  services.Config
+	urls string
+	err  error
+	dir  string
+}
+
+var natsOnce natsCluster
+
+func (n *natsCluster) stopAll() {
+	if n.dir != "" {
+		services.Down(context.Background(), n.cfg, services.NATS)
+		os.RemoveAll(n.dir)
+	}
+}
+
+// privateNATS brings the private NATS cluster up once per test process.
+func privateNATS(t *testing.T) (services.Config, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a NATS cluster and allot servers")
+	}
+	natsOnce.once.Do(func() {
+		natsOnce.dir, natsOnce.err = os.MkdirTemp("", "allot-cluster-nats-")
+		if natsOnce.err != nil {
+			return
+		}
+		natsOnce.cfg = services.WithPortOffset(services.Config{Dir: natsOnce.dir, Timeout: time.Minute}, natsPortOffset)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		natsOnce.err = services.Up(ctx, natsOnce.cfg, services.NATS)
+		var urls []string
+		for _, n := range services.NATSNodes {
+			a, _ := services.Addr(natsOnce.cfg, n)
+			urls = append(urls, "nats://"+a)
+		}
+		natsOnce.urls = strings.Join(urls, ",")
+	})
+	if natsOnce.err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("nats: %v", natsOnce.err)
+		}
+		t.Skipf("nats could not be brought up (CI=true makes this a failure): %v", natsOnce.err)
+	}
+	return natsOnce.cfg, natsOnce.urls
+}
+
+// shardCluster is one test's shard: its nodes and a NATS connection to
+// read the lease and the log.
+type shardCluster struct {
+	t     *testing.T
+	bin   string
+	urls  string
+	nats  services.Config
+	shard string
+	dir   string
+	env   []string // extra environment of every node (a fault)
+	nodes map[string]*nodeProc
+	js    jetstream.JetStream
+	names names
+}
+
+type nodeProc struct {
+	id, resp, http, data string
+	args                 []string
+	cmd                  *exec.Cmd
+	log                  string
+	exited               chan struct{}
+	cli                  *client.Client
+}
+
+func newShardCluster(t *testing.T, env ...string) *shardCluster {
+	t.Helper()
+	ncfg, urls := privateNATS(t)
+	bin := servertest.BuildAllot(t)
+	shard := fmt.Sprintf("t%d_%s", time.Now().UnixNano()%1e9, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
+	if len(shard) > 32 {
+		shard = shard[:32]
+	}
+	nc, err := nats.Connect(urls, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := namesOf(shard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &shardCluster{t: t, bin: bin, urls: urls, nats: ncfg, shard: shard, dir: t.TempDir(), env: env,
+		nodes: map[string]*nodeProc{}, js: js, names: n}
+	t.Cleanup(func() {
+		for _, p := range c.nodes {
+			p.kill(syscall.SIGKILL)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		js.DeleteStream(ctx, n.stream)
+		js.DeleteKeyValue(ctx, n.lease)
+		js.DeleteObjectStore(ctx, n.snaps)
+	})
+	return c
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// start starts node id (again, on its data directory, when it ran before)
+// and waits until it answers PING.
+func (c *shardCluster) start(id string, extra ...string) *nodeProc {
+	c.t.Helper()
+	p := c.nodes[id]
+	if p == nil {
+		p = &nodeProc{id: id, resp: freePort(c.t), http: freePort(c.t), data: filepath.Join(c.dir, id)}
+		c.nodes[id] = p
+	}
+	p.args = append([]string{"serve", "--cluster", c.urls, "--shard", c.shard, "--node-id", id, "--data", p.data,
+		"--resp", p.resp, "--http", p.http}, extra...)
+	p.log = filepath.Join(c.dir, fmt.Sprintf("%s-%d.log", id, time.Now().UnixNano()))
+	f, err := os.Create(p.log)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	p.cmd = exec.Command(c.bin, p.args...)
+	p.cmd.Stdout, p.cmd.Stderr = f, f
+	p.cmd.Env = append(os.Environ(), c.env...)
+	if err := p.cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	p.exited = make(chan struct{})
+	go func() { p.cmd.Wait(); f.Close(); close(p.exited) }()
+	if p.cli == nil {
+		p.cli, err = client.New(client.Config{Addr: p.resp, PoolSize: 64, DialTimeout: time.Second})
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		c.t.Cleanup(func() { p.cli.Close() })
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := p.cli.Ping(ctx)
+		cancel()
+		if err == nil {
+			return p
+		}
+		select {
+		case <-p.exited:
+			c.t.Fatalf("node %s exited at start: %s", id, p.tail())
+		default:
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("node %s does not answer: %v\n%s", id, err, p.tail())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (p *nodeProc) tail() string {
+	b, _ := os.ReadFile(p.log)
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+func (p *nodeProc) kill(sig syscall.Signal) {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	p.cmd.Process.Signal(sig)
+	if sig == syscall.SIGKILL {
+		<-p.exited
+	}
+}
+
+// primary returns the node the lease names ("" when none).
+func (c *shardCluster) primary() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	kv, err := c.js.KeyValue(ctx, c.names.lease)
+	if err != nil {
+		return ""
+	}
+	e, err := kv.Get(ctx, leaseKey)
+	if err != nil {
+		return ""
+	}
+	var v leaseValue
+	if json.Unmarshal(e.Value(), &v) != nil {
+		return ""
+	}
+	return v.Node
+}
+
+// waitPrimary waits until the lease names a node other than not, and that
+// node acknowledges a mutation; it returns the node.
+func (c *shardCluster) waitPrimary(not string, within time.Duration) *nodeProc {
+	c.t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		if id := c.primary(); id != "" && id != not {
+			p := c.nodes[id]
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_, err := p.cli.Stock(ctx, rowKey("probe", "w1"), 0, 0)
+			cancel()
+			if err == nil {
+				return p
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.t.Fatalf("no primary other than %q within %v", not, within)
+	return nil
+}
+
+func rowKey(sku, warehouse string) inventory.RowKey {
+	return inventory.RowKey{SKU: sku, Warehouse: warehouse, Condition: "new", Source: "s1"}
+}
+
+func groupKey(sku string) inventory.GroupKey {
+	return inventory.GroupKey{SKU: sku, Condition: "new", Source: "s1"}
+}

@@ -1,0 +1,268 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Headers of the log's messages.
+const (
+	headerKind     = "Allot-Kind"      // kindFrame or kindFence
+	headerFirstLSN = "Allot-First-LSN" // a frame's first op
+	headerLSN      = "Allot-LSN"       // a frame's last op; a fence's: the last op before it
+	headerNode     = "Allot-Node"      // who appended it
+	kindFrame      = "frame"
+	kindFence      = "fence"
+)
+
+// shardLog is a shard's JetStream resources, opened (created if missing)
+// by openShard.
+type shardLog struct {
+	names  names
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	stream jetstream.Stream
+	lease  jetstream.KeyValue
+	snaps  jetstream.ObjectStore
+}
+
+// requestTimeout bounds one JetStream request; a failed one is retried by
+// its caller while that makes sense.
+const requestTimeout = 2 * time.Second
+
+// openShard connects to NATS and creates the shard's stream, lease bucket
+// and object store if they are missing, retrying until ctx ends while the
+// cluster has no JetStream quorum yet.
+func openShard(ctx context.Context, urls, shard, node string, leaseTTL time.Duration, logger *slog.Logger) (*shardLog, error) {
+	n, err := namesOf(shard)
+	if err != nil {
+		return nil, err
+	}
+	nc, err := nats.Connect(urls, nats.Name("allot "+node), nats.MaxReconnects(-1),
+		nats.ReconnectWait(50*time.Millisecond), nats.RetryOnFailedConnect(true))
+	if err != nil {
+		return nil, fmt.Errorf("cluster: connect to %s: %w", urls, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("cluster: jetstream: %w", err)
+	}
+	l := &shardLog{names: n, nc: nc, js: js}
+	for {
+		err = l.create(ctx, leaseTTL)
+		if err == nil {
+			return l, nil
+		}
+		logger.Warn("cluster: JetStream not ready; retrying", "err", err)
+		select {
+		case <-ctx.Done():
+			nc.Close()
+			return nil, fmt.Errorf("cluster: create the JetStream resources of shard %s: %w", shard, err)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func (l *shardLog) create(ctx context.Context, leaseTTL time.Duration) error {
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var err error
+	l.stream, err = l.js.CreateOrUpdateStream(rctx, jetstream.StreamConfig{
+		Name: l.names.stream, Subjects: []string{l.names.subject},
+		Storage: jetstream.FileStorage, Replicas: 3, Discard: jetstream.DiscardOld,
+		Description: "allot journal frames of one shard"})
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", l.names.stream, err)
+	}
+	l.lease, err = l.js.CreateOrUpdateKeyValue(rctx, jetstream.KeyValueConfig{
+		Bucket: l.names.lease, TTL: leaseTTL, History: 1, Storage: jetstream.FileStorage, Replicas: 3,
+		Description: "allot primary lease of one shard"})
+	if err != nil {
+		return fmt.Errorf("lease bucket %s: %w", l.names.lease, err)
+	}
+	l.snaps, err = l.js.CreateOrUpdateObjectStore(rctx, jetstream.ObjectStoreConfig{
+		Bucket: l.names.snaps, Storage: jetstream.FileStorage, Replicas: 3,
+		Description: "allot snapshots of one shard"})
+	if err != nil {
+		return fmt.Errorf("object store %s: %w", l.names.snaps, err)
+	}
+	return nil
+}
+
+func (l *shardLog) close() { l.nc.Close() }
+
+// position is where the log stands: its first and last sequence.
+func (l *shardLog) position(ctx context.Context) (first, last uint64, err error) {
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	info, err := l.stream.Info(rctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("cluster: stream %s info: %w", l.names.stream, err)
+	}
+	return info.State.FirstSeq, info.State.LastSeq, nil
+}
+
+// get returns the log's message seq.
+func (l *shardLog) get(ctx context.Context, seq uint64) (*jetstream.RawStreamMsg, error) {
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	m, err := l.stream.GetMsg(rctx, seq)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: stream %s message %d: %w", l.names.stream, seq, err)
+	}
+	return m, nil
+}
+
+// lsnOf reads a message's LSN header.
+func lsnOf(h nats.Header, name string) (uint64, error) {
+	v, err := strconv.ParseUint(h.Get(name), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("cluster: a log message without a valid %s header (%q)", name, h.Get(name))
+	}
+	return v, nil
+}
+
+// errBehindLog: the log no longer holds the op after a node's last one
+// (trimmed behind a snapshot): the node needs the stored snapshot.
+var errBehindLog = errors.New("cluster: the log is trimmed past this node's journal")
+
+// seqAfter returns the sequence of the log's first message whose LSN is
+// past lsn: the frame that holds op lsn+1, or last+1 when the log holds
+// nothing after lsn. It fails with errBehindLog when op lsn+1 was trimmed.
+// The LSN header never decreases along the log, so a binary search finds
+// it in log2(messages) reads.
+func (l *shardLog) seqAfter(ctx context.Context, lsn uint64) (uint64, error) {
+	first, last, err := l.position(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if last == 0 || last < first { // empty: new, or trimmed behind a snapshot
+		if lsn == 0 && last == 0 {
+			return 1, nil
+		}
+		stored, err := l.storedSnapshot(ctx)
+		if err != nil {
+			return 0, err
+		}
+		switch {
+		case stored.lsn > lsn:
+			return 0, errBehindLog
+		case stored.lsn < lsn:
+			return 0, fmt.Errorf("cluster: this node's journal ends at op %d, past the shard's log (at op %d): was the log deleted?", lsn, stored.lsn)
+		}
+		return last + 1, nil
+	}
+	lo, hi := first, last+1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		m, err := l.get(ctx, mid)
+		if err != nil {
+			return 0, err
+		}
+		v, err := lsnOf(m.Header, headerLSN)
+		if err != nil {
+			return 0, err
+		}
+		if v > lsn {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	if lo > last {
+		m, err := l.get(ctx, last)
+		if err != nil {
+			return 0, err
+		}
+		if v, _ := lsnOf(m.Header, headerLSN); v < lsn {
+			return 0, fmt.Errorf("cluster: this node's journal ends at op %d, past the shard's log (at op %d)", lsn, v)
+		}
+		return lo, nil
+	}
+	m, err := l.get(ctx, lo)
+	if err != nil {
+		return 0, err
+	}
+	if m.Header.Get(headerKind) != kindFrame {
+		return 0, errBehindLog
+	}
+	firstLSN, err := lsnOf(m.Header, headerFirstLSN)
+	if err != nil {
+		return 0, err
+	}
+	if firstLSN > lsn+1 {
+		return 0, errBehindLog
+	}
+	return lo, nil
+}
+
+// leaseValue is what the lease's key holds: who the primary is and where
+// clients find it.
+type leaseValue struct {
+	Node string `json:"node"`
+	RESP string `json:"resp"`
+	HTTP string `json:"http"`
+}
+
+// readLease returns the lease's holder and revision; found is false when
+// nobody holds it.
+func (l *shardLog) readLease(ctx context.Context) (v leaseValue, rev uint64, found bool, err error) {
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	e, err := l.lease.Get(rctx, leaseKey)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return v, 0, false, nil
+	}
+	if err != nil {
+		return v, 0, false, fmt.Errorf("cluster: read the lease: %w", err)
+	}
+	if err := json.Unmarshal(e.Value(), &v); err != nil {
+		return v, 0, false, fmt.Errorf("cluster: the lease holds %q: %w", e.Value(), err)
+	}
+	return v, e.Revision(), true, nil
+}
+
+// takeLease creates the lease for v; it fails with jetstream.ErrKeyExists
+// when someone holds it.
+func (l *shardLog) takeLease(ctx context.Context, v leaseValue) (uint64, error) {
+	b, _ := json.Marshal(v)
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	return l.lease.Create(rctx, leaseKey, b)
+}
+
+// renewLease updates the lease at revision rev: it fails when someone
+// else took it or it lapsed.
+func (l *shardLog) renewLease(ctx context.Context, v leaseValue, rev uint64) (uint64, error) {
+	b, _ := json.Marshal(v)
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	return l.lease.Update(rctx, leaseKey, b, rev)
+}
+
+// dropLease deletes the lease if it is still at revision rev, so that a
+// standby takes over at once instead of after the TTL.
+func (l *shardLog) dropLease(ctx context.Context, rev uint64) error {
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	return l.lease.Delete(rctx, leaseKey, jetstream.LastRevision(rev))
+}
+
+// isWrongSequence tells an append refused by the expected-sequence check.
+func isWrongSequence(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
+		return true
+	}
+	return err != nil && strings.Contains(err.Error(), "wrong last sequence")
+}

@@ -1,0 +1,371 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"allot/engine"
+	"allot/server"
+)
+
+// Run runs a node until ctx ends: it follows the shard's log as a standby,
+// takes the lease when it lapses, serves as the primary until it loses it,
+// and so on. Each turn (a term) opens the engine and the server afresh, so
+// that a deposed primary's engine, which applied what the log refused, is
+// dropped and rebuilt from its journal. It returns nil when ctx ends, an
+// error when the node cannot run at all.
+func Run(ctx context.Context, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return &ConfigError{err}
+	}
+	log, err := openShard(ctx, cfg.URLs, cfg.Shard, cfg.NodeID, cfg.LeaseTTL, cfg.Logger)
+	if err != nil {
+		return err
+	}
+	defer log.close()
+	n := &node{cfg: cfg, log: log, logger: cfg.Logger.With("node", cfg.NodeID, "shard", cfg.Shard)}
+	failures := 0
+	for {
+		err := n.term(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		var fatal *fatalError
+		if errors.As(err, &fatal) {
+			return fatal.err
+		}
+		failures++
+		n.logger.Warn("cluster: term ended; starting again as a standby", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(min(time.Duration(failures)*50*time.Millisecond, time.Second)):
+		}
+	}
+}
+
+// fatalError ends Run: the node cannot serve (its data directory or its
+// addresses are unusable).
+type fatalError struct{ err error }
+
+func (e *fatalError) Error() string { return e.err.Error() }
+
+type node struct {
+	cfg    Config
+	log    *shardLog
+	logger *slog.Logger
+}
+
+// term runs the node from opening its engine to stepping down.
+func (n *node) term(ctx context.Context) error {
+	e, from, err := n.openEngine(ctx)
+	if err != nil {
+		return err
+	}
+	scfg := n.cfg.Server
+	srv, err := server.New(scfg, e)
+	if err != nil {
+		e.Close()
+		return &fatalError{err}
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve() }()
+	me := leaseValue{Node: n.cfg.NodeID, RESP: n.cfg.Advertise, HTTP: n.cfg.AdvertiseHTTP}
+	if me.RESP == "" {
+		me.RESP = srv.RESPAddr()
+	}
+	if me.HTTP == "" {
+		me.HTTP = srv.HTTPAddr()
+	}
+	n.logger.Info("cluster: standby", "resp", srv.RESPAddr(), "http", srv.HTTPAddr(), "lsn", e.DurableLSN())
+
+	termCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	// The primary's appends run on a context of their own: on SIGTERM the
+	// requests already taken finish (the server's shutdown waits for
+	// them) before the appends stop; a deposed primary stops them first.
+	writerCtx, stopWriter := context.WithCancel(context.Background())
+	defer stopWriter()
+	held := uint64(0) // the lease's revision while this node holds it
+	graceful := false
+	defer func() {
+		if !graceful {
+			stopWriter()
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		srv.Shutdown(sctx)
+		cancel()
+		stopWriter()
+		stop()
+		if err := e.Close(); err != nil {
+			n.logger.Warn("cluster: closing the engine", "err", err)
+		}
+		if held != 0 {
+			// Let a standby take over now rather than after the TTL.
+			if err := n.log.dropLease(context.Background(), held); err != nil {
+				n.logger.Warn("cluster: drop the lease", "err", err)
+			}
+		}
+	}()
+
+	held, last, err := n.standby(termCtx, e, from, me, served)
+	if err != nil || held == 0 {
+		return err
+	}
+	w := newLogWriter(writerCtx, n.log, n.cfg.NodeID, last, n.cfg.Fault)
+	if err := e.Promote(w); err != nil {
+		return err
+	}
+	n.logger.Info("cluster: primary", "resp", me.RESP, "http", me.HTTP, "lsn", e.DurableLSN(), "log_seq", last)
+	go n.storeSnapshots(termCtx)
+	held, err = n.primary(termCtx, w, me, held, served)
+	graceful = err == nil
+	return err
+}
+
+// openEngine opens the engine on the data directory, first installing the
+// stored snapshot when the log no longer holds what follows the journal.
+// It returns the engine and the log's sequence to follow from.
+func (n *node) openEngine(ctx context.Context) (*engine.Engine, uint64, error) {
+	e, err := engine.Open(n.cfg.Engine)
+	if err != nil {
+		return nil, 0, &fatalError{err}
+	}
+	from, err := n.log.seqAfter(ctx, e.DurableLSN())
+	if !errors.Is(err, errBehindLog) {
+		if err != nil {
+			e.Close()
+			return nil, 0, err
+		}
+		return e, from, nil
+	}
+	lsn := e.DurableLSN()
+	e.Close()
+	stored, err := n.log.installSnapshot(ctx, n.cfg.Engine.Dir)
+	if err != nil {
+		return nil, 0, err
+	}
+	n.logger.Info("cluster: installed the stored snapshot", "journal_lsn", lsn, "snapshot_lsn", stored)
+	if e, err = engine.Open(n.cfg.Engine); err != nil {
+		return nil, 0, &fatalError{err}
+	}
+	if from, err = n.log.seqAfter(ctx, e.DurableLSN()); err != nil {
+		e.Close()
+		return nil, 0, err
+	}
+	return e, from, nil
+}
+
+// standby follows the log from message from until this node takes the
+// lease; then it applies the rest of the log and appends its fence. It
+// returns the lease's revision (0 when ctx ended) and the fence's
+// sequence.
+func (n *node) standby(ctx context.Context, e *engine.Engine, from uint64, me leaseValue, served <-chan error) (uint64, uint64, error) {
+	var applied atomic.Uint64 // the last message applied
+	applied.Store(from - 1)
+	fctx, stopFollowing := context.WithCancel(ctx)
+	followed := make(chan error, 1)
+	go func() { followed <- n.follow(fctx, e, from, &applied) }()
+	defer func() {
+		stopFollowing()
+		<-followed
+	}()
+	poll := time.NewTicker(max(n.cfg.LeaseTTL/10, 50*time.Millisecond))
+	defer poll.Stop()
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return 0, 0, nil
+			case err := <-followed:
+				followed <- err // for the deferred wait
+				return 0, 0, fmt.Errorf("cluster: following the log: %w", err)
+			case err := <-served:
+				return 0, 0, &fatalError{fmt.Errorf("cluster: server: %w", err)}
+			case <-poll.C:
+			}
+		}
+		v, _, found, err := n.log.readLease(ctx)
+		if err != nil {
+			n.logger.Debug("cluster: read the lease", "err", err)
+			continue
+		}
+		if found {
+			e.SetPrimary(v.RESP, v.HTTP)
+			continue
+		}
+		rev, err := n.log.takeLease(ctx, me)
+		if err != nil {
+			continue // someone else was quicker, or NATS did not answer
+		}
+		stopFollowing()
+		if err := <-followed; err != nil {
+			followed <- err
+			return rev, 0, fmt.Errorf("cluster: following the log: %w", err)
+		}
+		followed <- nil
+		last, err := n.catchUp(ctx, e, applied.Load(), me)
+		if err != nil {
+			// Keep the revision: the caller drops the lease.
+			return rev, 0, err
+		}
+		return rev, last, nil
+	}
+}
+
+// catchUp applies the log after message applied, to its end, and appends
+// the fence there; when another primary appended in between it applies
+// that too and tries again. It returns the fence's sequence.
+func (n *node) catchUp(ctx context.Context, e *engine.Engine, applied uint64, me leaseValue) (uint64, error) {
+	body, _ := json.Marshal(me)
+	deadline := time.Now().Add(n.cfg.LeaseTTL)
+	for {
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("cluster: could not fence the log within %v", n.cfg.LeaseTTL)
+		}
+		_, last, err := n.log.position(ctx)
+		if err != nil {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		for seq := applied + 1; seq <= last; seq++ {
+			m, err := n.log.get(ctx, seq)
+			if err != nil {
+				return 0, err
+			}
+			if err := n.apply(e, m.Header, m.Data); err != nil {
+				return 0, err
+			}
+			applied = seq
+		}
+		seq, err := n.log.fence(ctx, n.cfg.NodeID, applied, e.DurableLSN(), body)
+		if err == nil {
+			return seq, nil
+		}
+		if !isWrongSequence(err) {
+			n.logger.Debug("cluster: fence", "err", err)
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// follow applies the log's messages from sequence from, in order, until
+// ctx ends (nil) or a message cannot be applied.
+func (n *node) follow(ctx context.Context, e *engine.Engine, from uint64, applied *atomic.Uint64) error {
+	cons, err := n.log.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while it started
+		}
+		return fmt.Errorf("cluster: consumer on %s: %w", n.log.names.stream, err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return fmt.Errorf("cluster: consume %s: %w", n.log.names.stream, err)
+	}
+	go func() {
+		<-ctx.Done()
+		it.Stop()
+	}()
+	for {
+		m, err := it.Next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		md, err := m.Metadata()
+		if err != nil {
+			return err
+		}
+		if md.Sequence.Stream != applied.Load()+1 {
+			return fmt.Errorf("cluster: the log skipped from message %d to %d (trimmed?)", applied.Load(), md.Sequence.Stream)
+		}
+		if err := n.apply(e, m.Headers(), m.Data()); err != nil {
+			return err
+		}
+		applied.Store(md.Sequence.Stream)
+	}
+}
+
+// apply applies one message of the log to a standby.
+func (n *node) apply(e *engine.Engine, h nats.Header, data []byte) error {
+	switch h.Get(headerKind) {
+	case kindFrame:
+		return e.ApplyFrame(data)
+	case kindFence:
+		var v leaseValue
+		if json.Unmarshal(data, &v) == nil {
+			e.SetPrimary(v.RESP, v.HTTP)
+		}
+		return nil
+	}
+	return fmt.Errorf("cluster: a log message of unknown kind %q", h.Get(headerKind))
+}
+
+// primary renews the lease every LeaseTTL/4 until the node is deposed,
+// loses the lease, or ctx ends. It returns the revision it still holds (0
+// when none).
+func (n *node) primary(ctx context.Context, w *logWriter, me leaseValue, rev uint64, served <-chan error) (uint64, error) {
+	renew := time.NewTicker(n.cfg.LeaseTTL / 4)
+	defer renew.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return rev, nil
+		case <-w.deposed:
+			return 0, errDeposed
+		case err := <-served:
+			return rev, &fatalError{fmt.Errorf("cluster: server: %w", err)}
+		case <-renew.C:
+		}
+		next, err := n.log.renewLease(ctx, me, rev)
+		if err == nil {
+			rev = next
+			continue
+		}
+		if n.cfg.Fault == FaultNoExpectedSequence {
+			continue // broken on purpose: trust the log alone
+		}
+		if errors.Is(err, jetstream.ErrKeyExists) || isWrongSequence(err) || errors.Is(err, jetstream.ErrKeyNotFound) {
+			return 0, fmt.Errorf("cluster: lost the lease: %w", err)
+		}
+		n.logger.Warn("cluster: renew the lease", "err", err)
+	}
+}
+
+// storeSnapshots stores each newer engine snapshot while the node is the
+// primary.
+func (n *node) storeSnapshots(ctx context.Context) {
+	stored, err := n.log.storedSnapshot(ctx)
+	if err != nil {
+		n.logger.Warn("cluster: stored snapshot", "err", err)
+	}
+	t := time.NewTicker(n.cfg.SnapshotPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		lsn, err := n.log.storeSnapshot(ctx, n.cfg.Engine.Dir, stored.lsn)
+		if err != nil {
+			n.logger.Warn("cluster: store a snapshot", "err", err)
+		}
+		if lsn > 0 {
+			stored.lsn = lsn
+			n.logger.Info("cluster: stored a snapshot and trimmed the log behind it", "lsn", lsn)
+		}
+	}
+}

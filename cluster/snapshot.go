@@ -1,0 +1,145 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Snapshots in the object store: the primary stores the newest snapshot
+// file its engine wrote (the same bytes), with the op it ends at, and
+// trims the log behind it; a node whose journal ends before the log's
+// start installs it before it opens its engine.
+
+// storedSnapshot describes the snapshot in the object store; lsn 0 when
+// there is none.
+type storedSnapshot struct {
+	lsn uint64
+	seq uint64 // the log's message that holds op lsn (trimmed with it)
+}
+
+func (l *shardLog) storedSnapshot(ctx context.Context) (storedSnapshot, error) {
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	info, err := l.snaps.GetInfo(rctx, snapshotObject)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return storedSnapshot{}, nil
+	}
+	if err != nil {
+		return storedSnapshot{}, fmt.Errorf("cluster: stored snapshot info: %w", err)
+	}
+	lsn, err1 := strconv.ParseUint(info.Metadata["lsn"], 10, 64)
+	seq, err2 := strconv.ParseUint(info.Metadata["seq"], 10, 64)
+	if err1 != nil || err2 != nil {
+		return storedSnapshot{}, fmt.Errorf("cluster: the stored snapshot's metadata %v has no valid lsn and seq", info.Metadata)
+	}
+	return storedSnapshot{lsn: lsn, seq: seq}, nil
+}
+
+// newestSnapshotFile returns the newest snapshot file of a data directory
+// and its LSN (journal/snapshot.go names them snapshot-<LSN>.snap).
+func newestSnapshotFile(dir string) (string, uint64, error) {
+	names, err := os.ReadDir(dir)
+	if err != nil {
+		return "", 0, fmt.Errorf("cluster: list %s: %w", dir, err)
+	}
+	var best string
+	var bestLSN uint64
+	for _, d := range names {
+		n := d.Name()
+		if !strings.HasPrefix(n, "snapshot-") || !strings.HasSuffix(n, ".snap") {
+			continue
+		}
+		lsn, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(n, "snapshot-"), ".snap"), 10, 64)
+		if err == nil && lsn > bestLSN {
+			best, bestLSN = filepath.Join(dir, n), lsn
+		}
+	}
+	return best, bestLSN, nil
+}
+
+// storeSnapshot stores the data directory's newest snapshot if it is newer
+// than the stored one, then trims the log behind it. It returns the LSN
+// stored (0: nothing new).
+func (l *shardLog) storeSnapshot(ctx context.Context, dir string, stored uint64) (uint64, error) {
+	name, lsn, err := newestSnapshotFile(dir)
+	if err != nil || lsn <= stored {
+		return 0, err
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		// A newer snapshot replaced it since the listing: the next poll
+		// takes that one.
+		return 0, nil
+	}
+	seq, err := l.seqAfter(ctx, lsn-1)
+	if err != nil {
+		return 0, fmt.Errorf("cluster: find op %d in the log: %w", lsn, err)
+	}
+	m, err := l.get(ctx, seq)
+	if err != nil {
+		return 0, err
+	}
+	if last, err := lsnOf(m.Header, headerLSN); err != nil || last != lsn {
+		return 0, fmt.Errorf("cluster: snapshot at op %d is not at a frame boundary of the log (message %d ends at op %d)", lsn, seq, last)
+	}
+	rctx, cancel := context.WithTimeout(ctx, 4*requestTimeout)
+	defer cancel()
+	_, err = l.snaps.Put(rctx, jetstream.ObjectMeta{Name: snapshotObject, Metadata: map[string]string{
+		"lsn": strconv.FormatUint(lsn, 10), "seq": strconv.FormatUint(seq, 10)}}, bytes.NewReader(data))
+	if err != nil {
+		return 0, fmt.Errorf("cluster: store snapshot at op %d: %w", lsn, err)
+	}
+	if err := l.stream.Purge(rctx, jetstream.WithPurgeSequence(seq+1)); err != nil {
+		return lsn, fmt.Errorf("cluster: trim the log behind message %d: %w", seq, err)
+	}
+	return lsn, nil
+}
+
+// installSnapshot writes the stored snapshot into dir, where the engine's
+// recovery finds it (the engine must be closed). It returns its LSN.
+func (l *shardLog) installSnapshot(ctx context.Context, dir string) (uint64, error) {
+	stored, err := l.storedSnapshot(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if stored.lsn == 0 {
+		return 0, errors.New("cluster: the log is trimmed but no snapshot is stored")
+	}
+	rctx, cancel := context.WithTimeout(ctx, 4*requestTimeout)
+	defer cancel()
+	data, err := l.snaps.GetBytes(rctx, snapshotObject)
+	if err != nil {
+		return 0, fmt.Errorf("cluster: fetch the stored snapshot: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, fmt.Errorf("cluster: %w", err)
+	}
+	final := filepath.Join(dir, fmt.Sprintf("snapshot-%020d.snap", stored.lsn))
+	tmp := final + ".tmp"
+	f, err := os.Create(tmp)
+	if err == nil {
+		_, err = f.Write(data)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		err = os.Rename(tmp, final)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return 0, fmt.Errorf("cluster: install the stored snapshot in %s: %w", dir, err)
+	}
+	return stored.lsn, nil
+}
