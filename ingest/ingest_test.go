@@ -4,10 +4,14 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +20,7 @@ import (
 
 	"allot/catalog"
 	"allot/client"
+	"allot/ingest"
 	"allot/server/servertest"
 	"allot/services"
 	"allot/services/servicestest"
@@ -23,16 +28,26 @@ import (
 	"allot/store/remote"
 )
 
-// ingester is `allot ingest mysql` as a process, so that it can be killed.
+// ingester is an ingester running as a process, so that it can be killed.
 type ingester struct {
 	cmd  *exec.Cmd
 	done chan struct{}
-	log  *strings.Builder
+	mu   sync.Mutex
+	log  strings.Builder
 }
 
-func startIngester(t *testing.T, bin string, args ...string) *ingester {
+// starter starts an ingester with `allot ingest mysql`'s flags.
+type starter func(t *testing.T, args ...string) *ingester
+
+// binaryIngester starts `allot ingest mysql` from the allot binary bin.
+func binaryIngester(bin string) starter {
+	return func(t *testing.T, args ...string) *ingester {
+		return startIngester(t, exec.Command(bin, append([]string{"ingest", "mysql"}, args...)...))
+	}
+}
+
+func startIngester(t *testing.T, cmd *exec.Cmd) *ingester {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"ingest", "mysql"}, args...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -40,11 +55,13 @@ func startIngester(t *testing.T, bin string, args ...string) *ingester {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	in := &ingester{cmd: cmd, done: make(chan struct{}), log: &strings.Builder{}}
+	in := &ingester{cmd: cmd, done: make(chan struct{})}
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
+			in.mu.Lock()
 			in.log.WriteString(sc.Text() + "\n")
+			in.mu.Unlock()
 		}
 		cmd.Wait()
 		close(in.done)
@@ -57,46 +74,90 @@ func (in *ingester) kill() {
 	<-in.done
 }
 
-type row struct{ sku, name, brand, colour string }
+func (in *ingester) logText() string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.log.String()
+}
+
+// checks collects the scenario's failed checks, so that a test can assert
+// that a broken ingester fails them (broken_test.go) as well as that the
+// real one passes them.
+type checks struct{ failures []string }
+
+// errStopped ends a scenario at a failed check that later steps depend
+// on.
+var errStopped = errors.New("scenario stopped at a failed check")
+
+func (c *checks) fail(format string, args ...any) {
+	c.failures = append(c.failures, fmt.Sprintf(format, args...))
+}
+
+func (c *checks) stop(format string, args ...any) {
+	c.fail(format, args...)
+	panic(errStopped)
+}
+
+// runScenario runs the scenario with the ingesters start starts and
+// returns the checks that failed. Failures of the test's own machinery
+// (MariaDB unreachable, allot not starting) fail t instead.
+func runScenario(t *testing.T, start starter) (failures []string) {
+	ck := &checks{}
+	defer func() {
+		if r := recover(); r != nil && r != errStopped {
+			panic(r)
+		}
+		failures = ck.failures
+	}()
+	scenario(t, ck, start)
+	return ck.failures
+}
 
 // TestIngestFollowsAndSurvivesKills: MariaDB started by the project, a
 // table loaded, `allot ingest` started; inserts, updates and deletes
 // appear in allot within 1 s; the ingester and allot are each killed with
-// SIGKILL while changes stream in and restarted; at the end the catalog
-// equals the table row by row and no binlog event was applied twice (the
-// change stream holds each idempotency key at most once).
+// SIGKILL while changes stream in and restarted, and the ingester once
+// more with applied changes after its checkpoint and changes made while it
+// is down; at the end the catalog equals the table row by row and no
+// binlog event was applied twice (allot's change stream holds exactly one
+// catalog event per source row change, and each idempotency key once).
+// TestIngestScenarioCatchesBrokenIngesters proves these checks fail for
+// ingesters that break the contract.
 func TestIngestFollowsAndSurvivesKills(t *testing.T) {
+	bin := servertest.BuildAllot(t)
+	for _, f := range runScenario(t, binaryIngester(bin)) {
+		t.Error(f)
+	}
+}
+
+// scenarioCheckpointEvery is the ingesters' checkpoint interval in the
+// scenario: longer than a burst of changes takes, so that a kill right
+// after the burst finds applied changes after the checkpoint.
+const scenarioCheckpointEvery = 3 * time.Second
+
+// burstRows is how many single-row transactions one burst commits.
+const burstRows = 20
+
+func scenario(t *testing.T, ck *checks, start starter) {
 	bin := servertest.BuildAllot(t)
 	servicestest.Require(t, "mariadb")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	db, err := sql.Open("mysql", services.MariaDBDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openMariaDB(ctx, t)
 	defer db.Close()
-	var logBin int
-	if err := db.QueryRowContext(ctx, "SELECT @@log_bin").Scan(&logBin); err != nil {
-		t.Fatal(err)
-	}
-	if logBin == 0 {
-		// Started before the binlog was configured: restart it with
-		// services/mariadb.cnf as it is now.
-		if err := services.Down(ctx, services.Config{}, "mariadb"); err != nil {
-			t.Fatal(err)
-		}
-		servicestest.Require(t, "mariadb")
-		db.Close()
-		if db, err = sql.Open("mysql", services.MariaDBDSN); err != nil {
-			t.Fatal(err)
-		}
-	}
-	table := fmt.Sprintf("ingest_test_%d", time.Now().UnixNano())
-	exec := func(q string, args ...any) {
+	stamp := time.Now().UnixNano()
+	table := fmt.Sprintf("ingest_test_%d", stamp)
+	exec := func(q string, args ...any) int64 {
 		t.Helper()
-		if _, err := db.ExecContext(ctx, q, args...); err != nil {
+		res, err := db.ExecContext(ctx, q, args...)
+		if err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return n
 	}
 	exec("CREATE TABLE `" + table + "` (id VARCHAR(64) PRIMARY KEY, name VARCHAR(256) NOT NULL, brand VARCHAR(256) NOT NULL, colour VARCHAR(64) NOT NULL) ENGINE=InnoDB")
 	defer db.Exec("DROP TABLE `" + table + "`")
@@ -107,6 +168,11 @@ func TestIngestFollowsAndSurvivesKills(t *testing.T) {
 		args = append(args, fmt.Sprintf("P%04d", i), fmt.Sprintf("Größe Artikel %d", i), []string{"Acme", "Über", "ſoft"}[i%3], "red")
 	}
 	exec("INSERT INTO `"+table+"` VALUES "+strings.Join(vals, ","), args...)
+	// catalogOps counts the catalog ops the source's row changes call
+	// for: one CATALOG.SET per row of the snapshot, per inserted and per
+	// updated row, one CATALOG.DEL per deleted row, both for an update
+	// that changes the SKU.
+	catalogOps := int64(300)
 
 	dir := t.TempDir()
 	allot, err := remote.StartProcess(ctx, bin, store.Config{DataDir: filepath.Join(dir, "data"), Durability: store.DurabilityFsync})
@@ -120,22 +186,27 @@ func TestIngestFollowsAndSurvivesKills(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	ingestArgs := []string{"--dsn", strings.Replace(services.MariaDBDSN, "allot:allot@", "allot_repl:allot_repl@", 1),
+	statePath := filepath.Join(dir, "state.json")
+	// A server id of the run's own: two runs of this test at once (two
+	// engineers' go test) must not displace each other's binlog stream.
+	serverID := 100000 + stamp/1000%1000000
+	ingestArgs := []string{"--dsn", replDSN(),
 		"--table", table, "--sku", "id", "--title", "name", "--brand", "brand", "--attributes", "colour",
-		"--addr", addr, "--state", filepath.Join(dir, "state.json"), "--metrics", "", "--server-id", "4242"}
-	in := startIngester(t, bin, ingestArgs...)
+		"--addr", addr, "--state", statePath, "--metrics", "", "--server-id", fmt.Sprint(serverID),
+		"--checkpoint-every", scenarioCheckpointEvery.String()}
+	in := start(t, ingestArgs...)
 	defer func() { in.kill() }()
 
 	waitFor := func(what string, limit time.Duration, ok func() bool) time.Duration {
 		t.Helper()
-		start := time.Now()
+		begin := time.Now()
 		for !ok() {
-			if time.Since(start) > limit {
-				t.Fatalf("%s: not within %v; ingester log:\n%s", what, limit, in.log.String())
+			if time.Since(begin) > limit {
+				ck.stop("%s: not within %v; ingester log:\n%s", what, limit, in.logText())
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
-		return time.Since(start)
+		return time.Since(begin)
 	}
 	get := func(sku string) (catalog.Record, bool) {
 		r, found, err := c.CatalogGet(ctx, sku)
@@ -147,64 +218,119 @@ func TestIngestFollowsAndSurvivesKills(t *testing.T) {
 	waitFor("the snapshot", time.Minute, func() bool { _, ok := get("P0299"); return ok })
 	hits, err := c.Search(ctx, catalog.Query{Prefix: "GRÖSSE"}, nil)
 	if err != nil || len(hits) != 0 {
-		t.Fatalf("ß is not folded to ss: %v %v", hits, err)
+		ck.stop("ß is not folded to ss: %v %v", hits, err)
 	}
 	hits, err = c.Search(ctx, catalog.Query{Prefix: "größe artikel 29", Brand: "SOFT", Limit: 100}, nil)
 	if err != nil || len(hits) == 0 {
-		t.Fatalf("search after the snapshot: %v %v", hits, err)
+		ck.stop("search after the snapshot: %v %v", hits, err)
 	}
 
 	// Inserts, updates and deletes are searchable within 1 s.
-	exec("INSERT INTO `"+table+"` VALUES (?,?,?,?)", "NEW1", "Zebra Streifen", "Acme", "black")
+	catalogOps += exec("INSERT INTO `"+table+"` VALUES (?,?,?,?)", "NEW1", "Zebra Streifen", "Acme", "black")
 	d := waitFor("an insert", time.Second, func() bool {
 		h, _ := c.Search(ctx, catalog.Query{Prefix: "zebra"}, nil)
 		return len(h) == 1 && h[0].SKU == "NEW1"
 	})
 	t.Logf("insert visible after %v", d)
-	exec("UPDATE `"+table+"` SET name = ? WHERE id = ?", "Zebra Gestreift", "NEW1")
+	catalogOps += exec("UPDATE `"+table+"` SET name = ? WHERE id = ?", "Zebra Gestreift", "NEW1")
 	d = waitFor("an update", time.Second, func() bool { r, _ := get("NEW1"); return r.Title == "Zebra Gestreift" })
 	t.Logf("update visible after %v", d)
-	exec("DELETE FROM `"+table+"` WHERE id = ?", "NEW1")
+	catalogOps += exec("DELETE FROM `"+table+"` WHERE id = ?", "NEW1")
 	d = waitFor("a delete", time.Second, func() bool { _, ok := get("NEW1"); return !ok })
 	t.Logf("delete visible after %v", d)
 
 	// A stream of changes; the ingester and then allot are killed with
 	// SIGKILL in the middle of it and restarted.
-	changes := make(chan error, 1)
+	type streamed struct {
+		ops int64
+		err error
+	}
+	changes := make(chan streamed, 1)
 	go func() {
+		var ops int64
 		for i := range 400 {
+			var res sql.Result
 			var err error
+			per := int64(1)
 			switch i % 4 {
 			case 0:
-				_, err = db.ExecContext(ctx, "INSERT INTO `"+table+"` VALUES (?,?,?,?)", fmt.Sprintf("S%04d", i), fmt.Sprintf("Stream %d", i), "Acme", "blue")
+				res, err = db.ExecContext(ctx, "INSERT INTO `"+table+"` VALUES (?,?,?,?)", fmt.Sprintf("S%04d", i), fmt.Sprintf("Stream %d", i), "Acme", "blue")
 			case 1:
-				_, err = db.ExecContext(ctx, "UPDATE `"+table+"` SET name = ?, colour = ? WHERE id = ?", fmt.Sprintf("Umbenannt %d", i), "green", fmt.Sprintf("P%04d", i%300))
+				res, err = db.ExecContext(ctx, "UPDATE `"+table+"` SET name = ?, colour = ? WHERE id = ?", fmt.Sprintf("Umbenannt %d", i), "green", fmt.Sprintf("P%04d", i%300))
 			case 2:
-				_, err = db.ExecContext(ctx, "DELETE FROM `"+table+"` WHERE id = ?", fmt.Sprintf("P%04d", (i+150)%300))
+				res, err = db.ExecContext(ctx, "DELETE FROM `"+table+"` WHERE id = ?", fmt.Sprintf("P%04d", (i+150)%300))
 			case 3:
-				// One transaction of several rows, and a SKU that moves.
-				_, err = db.ExecContext(ctx, "UPDATE `"+table+"` SET id = ? WHERE id = ?", fmt.Sprintf("M%04d", i), fmt.Sprintf("S%04d", i-3))
+				// A SKU that moves: a CATALOG.DEL and a CATALOG.SET.
+				res, err = db.ExecContext(ctx, "UPDATE `"+table+"` SET id = ? WHERE id = ?", fmt.Sprintf("M%04d", i), fmt.Sprintf("S%04d", i-3))
+				per = 2
+			}
+			var n int64
+			if err == nil {
+				n, err = res.RowsAffected()
 			}
 			if err != nil {
-				changes <- err
+				changes <- streamed{err: err}
 				return
 			}
+			ops += per * n
 			time.Sleep(2 * time.Millisecond)
 		}
-		changes <- nil
+		changes <- streamed{ops: ops}
 	}()
 	time.Sleep(150 * time.Millisecond)
 	in.kill()
 	time.Sleep(100 * time.Millisecond)
-	in = startIngester(t, bin, ingestArgs...)
+	in = start(t, ingestArgs...)
 	time.Sleep(300 * time.Millisecond)
 	allot.Kill()
 	time.Sleep(100 * time.Millisecond)
 	if allot, err = remote.StartProcess(ctx, bin, store.Config{DataDir: filepath.Join(dir, "data"), Durability: store.DurabilityFsync}, "--resp", addr); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-changes; err != nil {
-		t.Fatal(err)
+	s := <-changes
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	catalogOps += s.ops
+
+	// A kill with work on both sides of it: a burst of changes the
+	// ingester has applied but not yet checkpointed (the checkpoint file,
+	// read after the kill, tells whether that held), then changes made
+	// while it is down. Up to three rounds, until one kill found applied
+	// changes after the checkpoint.
+	const burstSKU = "B0001"
+	catalogOps += exec("INSERT INTO `"+table+"` VALUES (?,?,?,?)", burstSKU, "Burst start", "Acme", "grey")
+	lastTitle := "Burst start"
+	replayed := false
+	for round := 0; round < 3 && !replayed; round++ {
+		waitFor("the ingester to catch up before a burst", 30*time.Second, func() bool { r, _ := get(burstSKU); return r.Title == lastTitle })
+		// The burst's first commit takes the next checkpoint; the others
+		// are inside the interval after it.
+		time.Sleep(scenarioCheckpointEvery + 200*time.Millisecond)
+		var lastFile string
+		var lastPos uint32
+		for j := 1; j <= burstRows; j++ {
+			if j == burstRows {
+				lastFile, lastPos = binlogHead(ctx, t, db)
+			}
+			lastTitle = fmt.Sprintf("Burst %d.%d", round, j)
+			catalogOps += exec("UPDATE `"+table+"` SET name = ? WHERE id = ?", lastTitle, burstSKU)
+		}
+		waitFor("the burst", 10*time.Second, func() bool { r, _ := get(burstSKU); return r.Title == lastTitle })
+		in.kill()
+		cp := readState(t, statePath)
+		// The last burst commit ends after lastPos: a checkpoint at or
+		// before lastPos leaves it to be sent again.
+		replayed = cp.File < lastFile || (cp.File == lastFile && cp.Pos <= lastPos)
+		t.Logf("round %d: checkpoint %s:%d, last burst commit after %s:%d: replay pending %v", round, cp.File, cp.Pos, lastFile, lastPos, replayed)
+		lastTitle = fmt.Sprintf("While down %d", round)
+		catalogOps += exec("UPDATE `"+table+"` SET name = ? WHERE id = ?", lastTitle, burstSKU)
+		catalogOps += exec("INSERT INTO `"+table+"` VALUES (?,?,?,?)", fmt.Sprintf("D%04d", round), "Während aus", "Über", "white")
+		catalogOps += exec("DELETE FROM `"+table+"` WHERE id = ?", fmt.Sprintf("P%04d", 7+round))
+		in = start(t, ingestArgs...)
+	}
+	if !replayed {
+		ck.fail("no kill found applied changes after the ingester's checkpoint (3 rounds): the replay after a kill was not exercised")
 	}
 
 	// The catalog converges to the table, row by row.
@@ -214,30 +340,45 @@ func TestIngestFollowsAndSurvivesKills(t *testing.T) {
 		t.Fatal(err)
 	}
 	for rows.Next() {
-		var r row
-		if err := rows.Scan(&r.sku, &r.name, &r.brand, &r.colour); err != nil {
+		var sku, name, brand, colour string
+		if err := rows.Scan(&sku, &name, &brand, &colour); err != nil {
 			t.Fatal(err)
 		}
-		want[r.sku] = catalog.Record{SKU: r.sku, Title: r.name, Brand: r.brand, Attributes: []catalog.Attribute{{Name: "colour", Value: r.colour}}}
+		want[sku] = catalog.Record{SKU: sku, Title: name, Brand: brand, Attributes: []catalog.Attribute{{Name: "colour", Value: colour}}}
 	}
 	rows.Close()
 	var everySKU []string
 	for i := range 400 {
 		everySKU = append(everySKU, fmt.Sprintf("P%04d", i%300), fmt.Sprintf("S%04d", i), fmt.Sprintf("M%04d", i))
 	}
-	waitFor("the catalog to equal the table", 30*time.Second, func() bool {
+	everySKU = append(everySKU, "NEW1", burstSKU, "D0000", "D0001", "D0002")
+	diff := func() string {
 		for _, sku := range everySKU {
 			r, found := get(sku)
 			w, ok := want[sku]
-			if found != ok || (ok && !r.Equal(&w)) {
-				return false
+			switch {
+			case found && !ok:
+				return fmt.Sprintf("sku %s is in the catalog (%+v), not in the table", sku, r)
+			case !found && ok:
+				return fmt.Sprintf("sku %s is in the table (%+v), not in the catalog", sku, w)
+			case ok && !r.Equal(&w):
+				return fmt.Sprintf("sku %s is %+v in the catalog, %+v in the table", sku, r, w)
 			}
 		}
-		return true
-	})
+		return ""
+	}
+	begin := time.Now()
+	for d := diff(); d != ""; d = diff() {
+		if time.Since(begin) > 30*time.Second {
+			ck.stop("the catalog does not equal the table after 30s: %s; ingester log:\n%s", d, in.logText())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 
-	// No event applied twice: each key is in the change stream once.
+	// Nothing applied twice: one catalog event per source row change, and
+	// each key in the change stream once.
 	seen := map[string]int{}
+	var events int64
 	var after uint64
 	for {
 		evs, err := c.Changes(ctx, after, 10000, 0)
@@ -248,22 +389,105 @@ func TestIngestFollowsAndSurvivesKills(t *testing.T) {
 			break
 		}
 		for _, e := range evs {
+			if e.Op == "catalog.set" || e.Op == "catalog.del" {
+				events++
+			}
 			if strings.HasPrefix(e.Key, "mysql:") {
 				seen[e.Key]++
 			}
 			after = e.Seq
 		}
 	}
+	switch {
+	case events > catalogOps:
+		ck.fail("%d catalog events in allot's change stream for %d source row changes: %d applied twice", events, catalogOps, events-catalogOps)
+	case events < catalogOps:
+		ck.fail("%d catalog events in allot's change stream for %d source row changes: %d never applied", events, catalogOps, catalogOps-events)
+	}
 	for k, n := range seen {
 		if n > 1 {
-			t.Errorf("key %s applied %d times", k, n)
+			ck.fail("key %s applied %d times", k, n)
 		}
 	}
 	if len(seen) < 400 {
-		t.Errorf("only %d keyed events in the change stream, want at least 400", len(seen))
+		ck.fail("only %d keyed events in the change stream, want at least 400", len(seen))
 	}
-	if !strings.Contains(in.log.String(), "resuming at") {
-		t.Errorf("the restarted ingester did not resume from its checkpoint:\n%s", in.log.String())
+	if !strings.Contains(in.logText(), "resuming at") {
+		ck.fail("the restarted ingester did not resume from its checkpoint:\n%s", in.logText())
 	}
-	t.Logf("%d keyed events, each applied once", len(seen))
+	t.Logf("%d catalog events for %d source row changes; %d distinct keys", events, catalogOps, len(seen))
+}
+
+// replDSN is the project's MariaDB as its replication user.
+func replDSN() string {
+	return strings.Replace(services.MariaDBDSN, "allot:allot@", "allot_repl:allot_repl@", 1)
+}
+
+// openMariaDB connects to the project's MariaDB, restarting it first if
+// it runs without the binary log (started before services/mariadb.cnf
+// turned it on).
+func openMariaDB(ctx context.Context, t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("mysql", services.MariaDBDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logBin int
+	if err := db.QueryRowContext(ctx, "SELECT @@log_bin").Scan(&logBin); err != nil {
+		t.Fatal(err)
+	}
+	if logBin == 0 {
+		if err := services.Down(ctx, services.Config{}, "mariadb"); err != nil {
+			t.Fatal(err)
+		}
+		servicestest.Require(t, "mariadb")
+		db.Close()
+		if db, err = sql.Open("mysql", services.MariaDBDSN); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
+// binlogHead returns the source's current binlog file and position.
+func binlogHead(ctx context.Context, t *testing.T, db *sql.DB) (string, uint32) {
+	t.Helper()
+	rows, err := db.QueryContext(ctx, "SHOW MASTER STATUS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rows.Next() {
+		t.Fatalf("SHOW MASTER STATUS returned no row (is the binary log on?): %v", rows.Err())
+	}
+	vals := make([]sql.RawBytes, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		t.Fatal(err)
+	}
+	var pos uint32
+	if _, err := fmt.Sscan(string(vals[1]), &pos); err != nil {
+		t.Fatalf("SHOW MASTER STATUS position %q: %v", vals[1], err)
+	}
+	return string(vals[0]), pos
+}
+
+// readState reads an ingester's checkpoint file; a file that holds no
+// binlog position (a state of another kind) reads as the zero position.
+func readState(t *testing.T, path string) ingest.Checkpoint {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the ingester's state: %v", err)
+	}
+	var cp ingest.Checkpoint
+	json.Unmarshal(b, &cp)
+	return cp
 }

@@ -11,29 +11,24 @@ import (
 	"allot/store"
 )
 
-// Connection constants of the servers Up starts with the default Config.
-// The adapters connect with these unless store.Config.Addr says otherwise.
+// Connection constants of the servers Up starts with the default Config
+// (defined in store, which the adapters share with this package; see
+// store.PostgresDSN).
 const (
-	// PostgresDSN: role allot (trust on loopback), database allot.
-	PostgresDSN = "postgres://allot@127.0.0.1:15432/allot?sslmode=disable"
-	// MariaDBDSN: user allot, password allot, ALL PRIVILEGES (SUPER
-	// included) on *.*, database allot.
-	MariaDBDSN = "allot:allot@tcp(127.0.0.1:13306)/allot"
-	// RedisAddr: no password.
-	RedisAddr = "127.0.0.1:16379"
-	// TarantoolAddr: user TarantoolUser with the super role.
-	TarantoolAddr = "127.0.0.1:13301"
-	// TarantoolUser and TarantoolPassword are Tarantool's account.
-	TarantoolUser     = "allot"
-	TarantoolPassword = "allot"
+	PostgresDSN       = store.PostgresDSN
+	MariaDBDSN        = store.MariaDBDSN
+	RedisAddr         = store.RedisAddr
+	TarantoolAddr     = store.TarantoolAddr
+	TarantoolUser     = store.TarantoolUser
+	TarantoolPassword = store.TarantoolPassword
 )
 
 // Names of the servers, as Up, Down and Status take them.
 const (
-	Postgres  = "postgres"
-	MariaDB   = "mariadb"
-	Redis     = "redis"
-	Tarantool = "tarantool"
+	Postgres  = store.ServerPostgres
+	MariaDB   = store.ServerMariaDB
+	Redis     = store.ServerRedis
+	Tarantool = store.ServerTarantool
 )
 
 // Names lists every server this package knows, in the order Up starts them.

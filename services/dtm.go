@@ -16,7 +16,7 @@ import (
 
 // DTM is the name of the dtm transaction manager (sagas), the peer of the
 // order workload.
-const DTM = "dtm"
+const DTM = store.ServerDTM
 
 // DTMVersion is the dtm release Up builds. Its module downloads at this
 // pinned version but `go install` refuses it (the proxy does not list its
@@ -25,7 +25,7 @@ const DTMVersion = "v1.17.3"
 
 // DTMURL is the HTTP API of the dtm server Up starts with the default
 // Config (its gRPC port is the next one, its JSON-RPC port the one after).
-const DTMURL = "http://127.0.0.1:16789/api/dtmsvr"
+const DTMURL = store.DTMURL
 
 // dtmServer runs dtm built from source, its transactions stored on the
 // project's Redis (started first if needed) under the key prefix

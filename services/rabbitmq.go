@@ -15,11 +15,11 @@ import (
 )
 
 // RabbitMQ is the name of the RabbitMQ server.
-const RabbitMQ = "rabbitmq"
+const RabbitMQ = store.ServerRabbitMQ
 
 // RabbitMQURL is the AMQP address of the RabbitMQ node Up starts with the
 // default Config: user guest (allowed from loopback only), vhost "/".
-const RabbitMQURL = "amqp://guest:guest@127.0.0.1:14672/"
+const RabbitMQURL = store.RabbitMQURL
 
 // rabbitmqNode is the Erlang node name: not the machine's rabbit@localhost.
 const rabbitmqNode = "allot@localhost"

@@ -1,5 +1,36 @@
 package store
 
+// The project's own peer servers: their names (Info.Server, and the names
+// services.Up takes) and where services starts them with its default
+// Config. The adapters connect there unless Config.Addr says otherwise.
+// They live here, not in services, because both need them and an adapter
+// must not import services (which imports store for Durability); two
+// copies of one address drifted apart once.
+const (
+	ServerPostgres  = "postgres"
+	ServerMariaDB   = "mariadb"
+	ServerRedis     = "redis"
+	ServerTarantool = "tarantool"
+	ServerRabbitMQ  = "rabbitmq"
+	ServerDTM       = "dtm"
+
+	// PostgresDSN: role allot (trust on loopback), database allot.
+	PostgresDSN = "postgres://allot@127.0.0.1:15432/allot?sslmode=disable"
+	// MariaDBDSN: user allot, password allot, ALL PRIVILEGES (SUPER
+	// included) on *.*, database allot.
+	MariaDBDSN = "allot:allot@tcp(127.0.0.1:13306)/allot"
+	// RedisAddr: no password.
+	RedisAddr = "127.0.0.1:16379"
+	// TarantoolAddr: user TarantoolUser with the super role.
+	TarantoolAddr     = "127.0.0.1:13301"
+	TarantoolUser     = "allot"
+	TarantoolPassword = "allot"
+	// RabbitMQURL: user guest (allowed from loopback only), vhost "/".
+	RabbitMQURL = "amqp://guest:guest@127.0.0.1:14672/"
+	// DTMURL is dtm's HTTP API.
+	DTMURL = "http://127.0.0.1:16789/api/dtmsvr"
+)
+
 // The durability settings of each peer server, in one place, as DESIGN.md's
 // table maps them: services writes them into the servers' configuration
 // and switches running servers with them, and the adapters set them per

@@ -2,6 +2,7 @@ package layout
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os/exec"
 	"strings"
@@ -27,12 +28,21 @@ var allowed = map[string][]string{
 
 // forbidden lists imports no package under a prefix may have.
 var forbidden = map[string][]string{
-	"allot/store/":  {"allot/bench", "allot/report", "allot/cmd/"},
+	// An adapter finds the peers' addresses in store (store/peers.go):
+	// services starts servers and imports store, not the other way.
+	"allot/store":   {"allot/services"},
+	"allot/store/":  {"allot/bench", "allot/report", "allot/cmd/", "allot/services"},
 	"allot/server":  {"allot/store", "allot/bench", "allot/report"},
 	"allot/engine":  {"allot/server", "allot/store", "allot/bench"},
 	"allot/bench":   {"allot/server", "allot/cmd/"},
 	"allot/report":  {"allot/server", "allot/engine", "allot/store/"},
 	"allot/journal": {"allot/engine"},
+}
+
+// pkg is one package as go list describes it.
+type pkg struct {
+	ImportPath string
+	Imports    []string
 }
 
 func TestImportDirections(t *testing.T) {
@@ -41,35 +51,65 @@ func TestImportDirections(t *testing.T) {
 		t.Fatalf("go list: %v", err)
 	}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
-	checked := 0
+	var pkgs []pkg
 	for {
-		var p struct {
-			ImportPath string
-			Imports    []string
-		}
+		var p pkg
 		if err := dec.Decode(&p); err == io.EOF {
 			break
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		checked++
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 5 {
+		t.Fatalf("go list returned %d packages", len(pkgs))
+	}
+	for _, v := range violations(pkgs) {
+		t.Error(v)
+	}
+}
+
+// TestViolationsFindsWrongImports proves the check's power on packages
+// made up to break each kind of rule.
+func TestViolationsFindsWrongImports(t *testing.T) {
+	for _, c := range []struct {
+		p    pkg
+		want string
+	}{
+		{pkg{"allot/store/redis", []string{"allot/store", "allot/services"}}, "allot/store/redis imports allot/services"},
+		{pkg{"allot/store", []string{"allot/services"}}, "allot/store imports allot/services"},
+		{pkg{"allot/engine", []string{"allot/server"}}, "allot/engine imports allot/server"},
+		{pkg{"allot/inventory", []string{"allot/journal"}}, "allot/inventory imports allot/journal"},
+	} {
+		got := violations([]pkg{c.p})
+		if len(got) == 0 || !strings.Contains(strings.Join(got, "\n"), c.want) {
+			t.Errorf("%s importing %v: violations %q, want one naming %q", c.p.ImportPath, c.p.Imports, got, c.want)
+		}
+	}
+	if got := violations([]pkg{{"allot/store/redis", []string{"allot/store", "allot/inventory"}}}); len(got) != 0 {
+		t.Errorf("an adapter importing store and inventory: %q", got)
+	}
+}
+
+// violations lists every import of pkgs that breaks allowed or forbidden.
+func violations(pkgs []pkg) []string {
+	var out []string
+	for _, p := range pkgs {
 		for _, imp := range p.Imports {
 			if !strings.HasPrefix(imp, "allot/") {
 				continue
 			}
 			if list, ok := allowed[p.ImportPath]; ok && !matchesAny(imp, list) {
-				t.Errorf("%s imports %s; it may import only %v", p.ImportPath, imp, list)
+				out = append(out, fmt.Sprintf("%s imports %s; it may import only %v", p.ImportPath, imp, list))
 			}
 			for prefix, bad := range forbidden {
 				if matches(p.ImportPath, prefix) && matchesAny(imp, bad) {
-					t.Errorf("%s imports %s, which packages under %s must not", p.ImportPath, imp, prefix)
+					out = append(out, fmt.Sprintf("%s imports %s, which packages under %s must not", p.ImportPath, imp, prefix))
 				}
 			}
 		}
 	}
-	if checked < 5 {
-		t.Fatalf("go list returned %d packages", checked)
-	}
+	return out
 }
 
 func matches(path, pattern string) bool {

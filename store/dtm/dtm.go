@@ -50,7 +50,7 @@ import (
 // Defaults of the server this store talks to (services starts dtm there).
 const (
 	// URLDefault is dtm's HTTP API.
-	URLDefault = "http://127.0.0.1:16789/api/dtmsvr"
+	URLDefault = store.DTMURL
 	// retentionMS is how long branch records and order carts are kept.
 	retentionMS = 24 * 60 * 60 * 1000
 	// resultWait bounds how long an order waits for its saga to finish
@@ -80,7 +80,7 @@ func init() {
 	store.Register(store.Registration{
 		Name:   "dtm",
 		About:  "dtm " + "v1.17.3" + " sagas on Redis: one step per group, action = a capture script, compensation = a release script (order workload only)",
-		Server: "dtm",
+		Server: store.ServerDTM,
 		Open:   Open,
 	})
 }

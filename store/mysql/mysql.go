@@ -12,7 +12,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"allot/inventory"
-	"allot/services"
 	"allot/store"
 )
 
@@ -34,7 +33,7 @@ func init() {
 	store.Register(store.Registration{
 		Name:   "mysql",
 		About:  "MariaDB, InnoDB: capture as SELECT ... FOR UPDATE in warehouse order, then UPDATEs, in one transaction",
-		Server: services.MariaDB,
+		Server: store.ServerMariaDB,
 		Open: func(ctx context.Context, cfg store.Config) (store.Store, error) {
 			return Open(ctx, cfg, Options{Engine: InnoDB})
 		},
@@ -42,7 +41,7 @@ func init() {
 	store.Register(store.Registration{
 		Name:   "mysql-myisam",
 		About:  "MariaDB, MyISAM: capture under LOCK TABLES ... WRITE (table locks)",
-		Server: services.MariaDB,
+		Server: store.ServerMariaDB,
 		Open: func(ctx context.Context, cfg store.Config) (store.Store, error) {
 			return Open(ctx, cfg, Options{Engine: MyISAM})
 		},
@@ -93,7 +92,7 @@ type Store struct {
 }
 
 // Open connects (store.Config.Addr: host:port, or a full DSN with user and
-// password; default services.MariaDBDSN), sets the durability server-wide
+// password; default store.MariaDBDSN), sets the durability server-wide
 // and makes sure the table exists.
 func Open(ctx context.Context, cfg store.Config, opt Options) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
@@ -140,11 +139,11 @@ func Open(ctx context.Context, cfg store.Config, opt Options) (*Store, error) {
 func dsn(addr string) string {
 	switch {
 	case addr == "":
-		return services.MariaDBDSN
+		return store.MariaDBDSN
 	case strings.Contains(addr, "@"):
 		return addr
 	}
-	return withAddr(services.MariaDBDSN, addr)
+	return withAddr(store.MariaDBDSN, addr)
 }
 
 // withAddr returns the DSN base with its address set to addr, whatever

@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"allot/inventory"
-	"allot/services"
 	"allot/store"
 	"allot/store/postgres"
 )
@@ -30,7 +29,7 @@ func init() {
 	store.Register(store.Registration{
 		Name:   "naive-postgres",
 		About:  "control: PostgreSQL read then write, no lock; oversells, to prove the checker",
-		Server: services.Postgres,
+		Server: store.ServerPostgres,
 		Open: func(ctx context.Context, cfg store.Config) (store.Store, error) {
 			return Open(ctx, cfg, "naive")
 		},

@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"allot/inventory"
-	"allot/services"
 	"allot/store"
 )
 
@@ -35,7 +34,7 @@ func init() {
 	store.Register(store.Registration{
 		Name:   "postgres",
 		About:  "PostgreSQL: capture as SELECT ... FOR UPDATE in warehouse order, then UPDATEs, in one transaction",
-		Server: services.Postgres,
+		Server: store.ServerPostgres,
 		Open: func(ctx context.Context, cfg store.Config) (store.Store, error) {
 			return Open(ctx, cfg, Options{})
 		},
@@ -72,7 +71,7 @@ type Store struct {
 var statements = []string{"capture_lock", "capture_take", "release", "row_count"}
 
 // Open connects to the server (store.Config.Addr: host:port, or a full
-// postgres:// DSN; default services.PostgresDSN) and makes sure the table
+// postgres:// DSN; default store.PostgresDSN) and makes sure the table
 // exists, logged or unlogged as the durability asks.
 func Open(ctx context.Context, cfg store.Config, opt Options) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
@@ -124,11 +123,11 @@ func Open(ctx context.Context, cfg store.Config, opt Options) (*Store, error) {
 func dsn(addr string) string {
 	switch {
 	case addr == "":
-		return services.PostgresDSN
+		return store.PostgresDSN
 	case strings.Contains(addr, "://"):
 		return addr
 	}
-	return withAddr(services.PostgresDSN, addr)
+	return withAddr(store.PostgresDSN, addr)
 }
 
 // withAddr returns the URL-form DSN base with its host:port set to addr,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	neturl "net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -15,9 +16,8 @@ import (
 	"allot/store"
 )
 
-// URLDefault is the node `allot services up rabbitmq` starts
-// (services.RabbitMQURL).
-const URLDefault = "amqp://guest:guest@127.0.0.1:14672/"
+// URLDefault is the node `allot services up rabbitmq` starts.
+const URLDefault = store.RabbitMQURL
 
 // Bounds of a session.
 const (
@@ -35,7 +35,7 @@ func init() {
 	store.Register(store.Registration{
 		Name:   "rabbitmq",
 		About:  "RabbitMQ (workload rw only): WRITE publishes (tx channel, publisher confirms or fire-and-forget), READ consumes with an ack",
-		Server: "rabbitmq",
+		Server: store.ServerRabbitMQ,
 		Open: func(ctx context.Context, cfg store.Config) (store.Store, error) {
 			return Open(ctx, cfg)
 		},
@@ -55,7 +55,7 @@ func Open(ctx context.Context, cfg store.Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Store{cfg: cfg, url: url(cfg.Addr)}
+	s := &Store{cfg: cfg, url: amqpURL(cfg.Addr)}
 	conn, err := s.dial()
 	if err != nil {
 		return nil, err
@@ -64,14 +64,23 @@ func Open(ctx context.Context, cfg store.Config) (*Store, error) {
 	return s, nil
 }
 
-func url(addr string) string {
+// amqpURL is the URL for cfg.Addr: URLDefault, a whole URL as given, or
+// URLDefault with its host and port set to a host:port.
+func amqpURL(addr string) string {
 	switch {
 	case addr == "":
 		return URLDefault
 	case strings.Contains(addr, "://"):
 		return addr
 	}
-	return strings.Replace(URLDefault, "127.0.0.1:14672", addr, 1)
+	// Parsed, not a text replacement of one literal address, which breaks
+	// silently the day URLDefault names another.
+	u, err := neturl.Parse(URLDefault)
+	if err != nil {
+		panic("rabbitmq: bad built-in URL " + URLDefault + ": " + err.Error())
+	}
+	u.Host = addr
+	return u.String()
 }
 
 func (s *Store) dial() (*amqp.Connection, error) {

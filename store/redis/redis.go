@@ -16,8 +16,8 @@ import (
 	"allot/store"
 )
 
-// AddrDefault is where the project's own Redis listens (services.RedisAddr).
-const AddrDefault = "127.0.0.1:16379"
+// AddrDefault is where the project's own Redis listens.
+const AddrDefault = store.RedisAddr
 
 // Bounds on the work of one request to the server.
 const (
@@ -42,7 +42,7 @@ func init() {
 		Name:   "redis",
 		About:  "Redis 7: rows in hashes, a sorted-set index per group, capture and release as Lua scripts",
 		Open:   Open,
-		Server: "redis",
+		Server: store.ServerRedis,
 	})
 }
 
@@ -57,6 +57,7 @@ type Store struct {
 	capture *goredis.Script
 	release *goredis.Script
 	cfg     store.Config
+	catalog catalogState // LoadCatalog's (search.go)
 }
 
 var (
@@ -300,8 +301,9 @@ func (s *Store) Describe(ctx context.Context) (string, error) {
 
 // Close closes the client and every connection of its pool.
 func (s *Store) Close() error {
+	catalogErr := s.dropCatalog(context.Background())
 	if err := s.client.Close(); err != nil && !errors.Is(err, goredis.ErrClosed) {
 		return fmt.Errorf("redis: close: %w", err)
 	}
-	return nil
+	return catalogErr
 }

@@ -2,9 +2,14 @@ package redis
 
 import (
 	"context"
+	"crypto/rand"
 	_ "embed"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -13,18 +18,33 @@ import (
 	"allot/store"
 )
 
-// The catalog lives under its own prefix, apart from the stock keys that
-// Load clears: a sorted set on the folded title (search.lua says why) and
-// one hash per record. Titles are folded by Go (catalog.Fold), not by the
-// script: Lua's string.lower knows ASCII alone, and the contract's folding
-// is Unicode simple case folding.
+// Each LoadCatalog writes a catalog space of its own: two keys,
+// "allot-cat:{<random id>}:idx", a sorted set on the folded title
+// (search.lua says why), and "allot-cat:{<id>}:rec", one hash of every
+// record. Titles are folded by Go (catalog.Fold), not by the script:
+// Lua's string.lower knows ASCII alone, and the contract's folding is
+// Unicode simple case folding.
+//
+// A space of its own, not fixed keys: the project's Redis is shared, and
+// a second catalog loaded under the same keys (another bench, a test)
+// cleared and refilled them in the middle of a 1M-record run, whose check
+// then failed with records missing (TestCatalogsLoadedAtOnce). The two
+// keys carry a lease (catalogLease) that the loading Store renews while
+// its client is open, and Close deletes them: a bench killed mid-run
+// leaves nothing behind for longer than the lease. The alternative, a
+// hash per record under a per-run prefix, was rejected: a million keys
+// can neither carry a renewed lease nor be deleted in one step.
 const (
-	catalogPrefix      = "allot-cat:"
-	catalogIndexKey    = catalogPrefix + "idx"
-	catalogRecordsKeys = catalogPrefix + "r:"
+	catalogPrefix = "allot-cat:"
 	// loadChunkRecords is how many records one pipelined round trip of
 	// LoadCatalog sends.
 	loadChunkRecords = 1000
+	// catalogLease is how long a space outlives the last renewal;
+	// catalogRenewEvery is how often its Store renews it.
+	catalogLease      = 2 * time.Minute
+	catalogRenewEvery = 20 * time.Second
+	// catalogDropTimeout bounds the deletion of a catalog on Close.
+	catalogDropTimeout = 10 * time.Second
 )
 
 //go:embed search.lua
@@ -37,39 +57,121 @@ var (
 	_ store.SearchSession = (*session)(nil)
 )
 
-// LoadCatalog replaces the catalog: every record a hash (title, brand,
-// the SKU's units from rows) and a member of the index.
+// catalogSpace is one loaded catalog's keys and the goroutine renewing
+// their lease.
+type catalogSpace struct {
+	index, records string
+	stop           chan struct{}
+	done           chan struct{}
+}
+
+// catalogState is a Store's catalog: the space loaded last, and where a
+// new space's id comes from.
+type catalogState struct {
+	space atomic.Pointer[catalogSpace]
+	// newID is nil outside tests: a random id. A test gives two stores
+	// one id to show what shared keys break.
+	newID func() string
+}
+
+func (cs *catalogState) newSpace() (*catalogSpace, error) {
+	var id string
+	if cs.newID != nil {
+		id = cs.newID()
+	} else {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, fmt.Errorf("redis: a catalog id: %w", err)
+		}
+		id = hex.EncodeToString(b[:])
+	}
+	base := catalogPrefix + "{" + id + "}:"
+	return &catalogSpace{index: base + "idx", records: base + "rec", stop: make(chan struct{}), done: make(chan struct{})}, nil
+}
+
+// renew extends the lease every catalogRenewEvery until stop is closed or
+// the client is.
+func (sp *catalogSpace) renew(c *goredis.Client) {
+	defer close(sp.done)
+	t := time.NewTicker(catalogRenewEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-sp.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), catalogRenewEvery)
+		_, err := c.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			p.PExpire(ctx, sp.index, catalogLease)
+			p.PExpire(ctx, sp.records, catalogLease)
+			return nil
+		})
+		cancel()
+		if errors.Is(err, goredis.ErrClosed) {
+			return
+		}
+	}
+}
+
+// drop stops the renewal and deletes the keys.
+func (sp *catalogSpace) drop(ctx context.Context, c *goredis.Client) error {
+	close(sp.stop)
+	<-sp.done
+	if err := c.Unlink(ctx, sp.index, sp.records).Err(); err != nil && !errors.Is(err, goredis.ErrClosed) {
+		return fmt.Errorf("redis: deleting the catalog %s: %w", sp.index, err)
+	}
+	return nil
+}
+
+// dropCatalog deletes the loaded catalog, if any (Close).
+func (s *Store) dropCatalog(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, catalogDropTimeout)
+	defer cancel()
+	if sp := s.catalog.space.Swap(nil); sp != nil {
+		return sp.drop(ctx, s.client)
+	}
+	return nil
+}
+
+// LoadCatalog replaces the catalog: a new space holding every record
+// (title, brand, the SKU's units from rows) and its index entry. The
+// previous space is deleted once the new one is complete; on an error the
+// new one is deleted and the previous one stays.
 func (s *Store) LoadCatalog(ctx context.Context, recs []catalog.Record, rows []inventory.Row) error {
 	units := store.SKUUnits(rows)
-	var cursor uint64
-	for {
-		keys, next, err := s.client.Scan(ctx, cursor, catalogPrefix+"*", scanCount).Result()
-		if err != nil {
-			return fmt.Errorf("redis: clearing the catalog: %w", err)
-		}
-		if len(keys) > 0 {
-			if err := s.client.Unlink(ctx, keys...).Err(); err != nil {
-				return fmt.Errorf("redis: clearing the catalog: %w", err)
-			}
-		}
-		if cursor = next; cursor == 0 {
-			break
-		}
+	sp, err := s.catalog.newSpace()
+	if err != nil {
+		return err
+	}
+	go sp.renew(s.client)
+	fail := func(err error) error {
+		sp.drop(context.Background(), s.client)
+		return err
 	}
 	for start := 0; start < len(recs); start += loadChunkRecords {
 		chunk := recs[start:min(start+loadChunkRecords, len(recs))]
 		pipe := s.client.Pipeline()
 		for i := range chunk {
 			r := &chunk[i]
-			pipe.HSet(ctx, catalogRecordsKeys+r.SKU, "t", r.Title, "b", r.Brand, "a", units[r.SKU])
-			pipe.ZAdd(ctx, catalogIndexKey, goredis.Z{Member: catalog.Fold(r.Title) + "\x00" + r.SKU + "\x00" + catalog.Fold(r.Brand)})
+			pipe.HSet(ctx, sp.records, r.SKU, r.Title+"\x00"+r.Brand+"\x00"+strconv.FormatInt(units[r.SKU], 10))
+			pipe.ZAdd(ctx, sp.index, goredis.Z{Member: catalog.Fold(r.Title) + "\x00" + r.SKU + "\x00" + catalog.Fold(r.Brand)})
 		}
+		// Every chunk sets the lease, so that no key of the space is ever
+		// without one, even before the first renewal.
+		pipe.PExpire(ctx, sp.records, catalogLease)
+		pipe.PExpire(ctx, sp.index, catalogLease)
 		if _, err := pipe.Exec(ctx); err != nil {
-			return fmt.Errorf("redis: load catalog: records %d..%d: %w", start, start+len(chunk)-1, err)
+			return fail(fmt.Errorf("redis: load catalog: records %d..%d: %w", start, start+len(chunk)-1, err))
 		}
 	}
 	if err := searchScript.Load(ctx, s.client).Err(); err != nil {
-		return fmt.Errorf("redis: loading the search script: %w", err)
+		return fail(fmt.Errorf("redis: loading the search script: %w", err))
+	}
+	if old := s.catalog.space.Swap(sp); old != nil {
+		if err := old.drop(ctx, s.client); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -80,8 +182,12 @@ func (s *session) Search(ctx context.Context, q catalog.Query, out []catalog.Res
 	if q.Brand != "" {
 		brand = catalog.Fold(q.Brand)
 	}
-	reply, err := searchScript.Run(ctx, s.client, []string{catalogIndexKey},
-		catalog.Fold(q.Prefix), brand, q.Offset, q.Limit, catalogRecordsKeys).Slice()
+	sp := s.store.catalog.space.Load()
+	if sp == nil {
+		return out, errors.New("redis: search: no catalog loaded (LoadCatalog)")
+	}
+	reply, err := searchScript.Run(ctx, s.client, []string{sp.index, sp.records},
+		catalog.Fold(q.Prefix), brand, q.Offset, q.Limit).Slice()
 	if err != nil {
 		return out, fmt.Errorf("redis: search %q: %w", q.Prefix, err)
 	}

@@ -5,25 +5,25 @@
 --          orders them by folded title bytes, then SKU (the contract's
 --          order: no title or SKU holds a NUL, and SKUs are unique), and
 --          the brand filter reads the member alone.
+-- KEYS[2]  the records: a hash, field = SKU, value
+--          "<title>\0<brand>\0<available units, decimal>".
 -- ARGV[1]  the prefix, folded by the caller (catalog.Fold)
 -- ARGV[2]  the brand prefix, folded, or "" for none
 -- ARGV[3]  offset   ARGV[4] limit
--- ARGV[5]  the prefix of the record hashes' keys (fields t = title,
---          b = brand, a = the SKU's available units)
 --
 -- Returns an array of {sku, title, brand, available (a decimal string)}.
 -- A title-only search is one ZRANGEBYLEX ... LIMIT offset limit over
 -- [prefix, prefix.."\255"): no valid UTF-8 holds the byte 0xFF, so every
 -- member with the prefix sorts inside it and none after. With a brand
 -- prefix, members are read in chunks from the range and filtered by the
--- folded brand, until offset + limit have matched or the range ends.
--- Record keys are not in KEYS: fine on one server, not on a cluster.
-local idx = KEYS[1]
+-- folded brand, until offset + limit have matched or the range ends. The
+-- matches' records are then read with one HMGET. Both keys share a hash
+-- tag, so the script also runs on a cluster.
+local idx, records = KEYS[1], KEYS[2]
 local prefix, brand = ARGV[1], ARGV[2]
 local offset, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
-local records = ARGV[5]
 local lo, hi = '[' .. prefix, '(' .. prefix .. '\255'
-local out = {}
+local skus = {}
 
 -- split returns a member's SKU and folded brand.
 local function split(member)
@@ -32,32 +32,44 @@ local function split(member)
   return string.sub(member, a + 1, b - 1), string.sub(member, b + 1)
 end
 
-local function emit(sku)
-  local f = redis.call('HMGET', records .. sku, 't', 'b', 'a')
-  out[#out + 1] = {sku, f[1], f[2], f[3]}
-end
-
 if brand == '' then
   for _, m in ipairs(redis.call('ZRANGEBYLEX', idx, lo, hi, 'LIMIT', offset, limit)) do
-    emit((split(m)))
+    skus[#skus + 1] = (split(m))
   end
-  return out
-end
-
-local chunk, pos, skip = 256, 0, offset
-while true do
-  local ms = redis.call('ZRANGEBYLEX', idx, lo, hi, 'LIMIT', pos, chunk)
-  for _, m in ipairs(ms) do
-    local sku, bf = split(m)
-    if string.sub(bf, 1, #brand) == brand then
-      if skip > 0 then
-        skip = skip - 1
-      else
-        emit(sku)
-        if #out >= limit then return out end
+else
+  local chunk, pos, skip = 256, 0, offset
+  local more = true
+  while more do
+    local ms = redis.call('ZRANGEBYLEX', idx, lo, hi, 'LIMIT', pos, chunk)
+    for _, m in ipairs(ms) do
+      local sku, bf = split(m)
+      if string.sub(bf, 1, #brand) == brand then
+        if skip > 0 then
+          skip = skip - 1
+        else
+          skus[#skus + 1] = sku
+          if #skus >= limit then
+            more = false
+            break
+          end
+        end
       end
     end
+    if #ms < chunk then more = false end
+    pos = pos + chunk
   end
-  if #ms < chunk then return out end
-  pos = pos + chunk
 end
+
+local out = {}
+if #skus == 0 then return out end
+local values = redis.call('HMGET', records, unpack(skus))
+for i, sku in ipairs(skus) do
+  local v = values[i]
+  if not v then
+    return redis.error_reply('catalog record ' .. sku .. ' is in the index but not in ' .. records)
+  end
+  local a = string.find(v, '\0', 1, true)
+  local b = string.find(v, '\0', a + 1, true)
+  out[i] = {sku, string.sub(v, 1, a - 1), string.sub(v, a + 1, b - 1), string.sub(v, b + 1)}
+end
+return out

@@ -36,7 +36,7 @@ func init() {
 			}
 			return &publishedStore{s}, nil
 		},
-		Server: "tarantool",
+		Server: store.ServerTarantool,
 	})
 }
 
@@ -107,9 +107,16 @@ func (p *publishedStore) Session(ctx context.Context) (store.Session, error) {
 	return &publishedSession{se.(*session)}, nil
 }
 
-func (p *publishedStore) Describe(ctx context.Context) (string, error) {
-	d, err := p.Store.Describe(ctx)
-	return d + "; search: the published procedure as written", err
+// SearchProcedure names the procedure the store's sessions search with;
+// the search workload puts it in the run's description, so that a report
+// tells the two stores apart.
+func (s *Store) SearchProcedure() string {
+	return "the corrected procedure (allot_search.search): seek to the prefix, stop at the first key past it"
+}
+
+// SearchProcedure names the published procedure.
+func (p *publishedStore) SearchProcedure() string {
+	return "the published procedure as written (allot_search.search_published): a GE iterator that tests every later tuple, no stop past the prefix"
 }
 
 type publishedSession struct{ *session }

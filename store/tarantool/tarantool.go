@@ -12,12 +12,11 @@ import (
 	"allot/store"
 )
 
-// Where and as whom the project's own Tarantool is reached
-// (services.TarantoolAddr and its account).
+// Where and as whom the project's own Tarantool is reached.
 const (
-	AddrDefault = "127.0.0.1:13301"
-	user        = "allot"
-	password    = "allot"
+	AddrDefault = store.TarantoolAddr
+	user        = store.TarantoolUser
+	password    = store.TarantoolPassword
 )
 
 // Bounds on the work of one request to the server.
@@ -55,7 +54,7 @@ func init() {
 			Open: func(ctx context.Context, cfg store.Config) (store.Store, error) {
 				return open(ctx, cfg, e)
 			},
-			Server: "tarantool",
+			Server: store.ServerTarantool,
 		})
 	}
 }
