@@ -1,11 +1,13 @@
 package bench
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"sync"
 
 	"allot/inventory"
+	"allot/workload"
 )
 
 // OpStatus is what became of one op of a run.
@@ -25,6 +27,36 @@ const (
 	// have been applied.
 	OpUnknown
 )
+
+// verdict is what the runner does with an op after one attempt.
+type verdict uint8
+
+const (
+	verdictApplied verdict = iota // record it applied
+	verdictRetry                  // a capture short of stock: try again after RetryDelay
+	verdictFailed                 // record the status classify returned, with its message
+)
+
+// classify judges one attempt of op i (attempts retries so far) from the
+// store's reply res or its error err. It is the one place that reads a
+// reply: both runners, one call at a time and pipelined, ask it. An error
+// leaves the op's outcome unknown (it may have been applied); a refusal
+// changed nothing by the contract; a capture short of stock is retried up
+// to retryMax times, because concurrency may have reordered it after the
+// release that makes it succeed.
+func classify(i int, op *workload.Op, res *inventory.Result, err error, attempts, retryMax int) (verdict, OpStatus, string) {
+	switch {
+	case err != nil:
+		return verdictFailed, OpUnknown, err.Error()
+	case res.Code == inventory.CodeOK:
+		return verdictApplied, OpApplied, ""
+	case res.Code == inventory.CodeInsufficient && op.Kind == inventory.KindCapture && attempts < retryMax:
+		return verdictRetry, OpNotRun, ""
+	case res.Code == inventory.CodeInsufficient:
+		return verdictFailed, OpRefused, fmt.Sprintf("op %d: capture of %d from %v: still insufficient (%d available) after %d retries", i+1, op.N, op.Group(), res.Available, attempts)
+	}
+	return verdictFailed, OpRefused, fmt.Sprintf("op %d: %v of %d to %v: %v %s", i+1, op.Kind, op.N, op.Key, res.Code, res.Detail)
+}
 
 // linesInline is how many capture lines an outcome holds without spilling:
 // the generated workloads have 3 or 4 warehouses per group.

@@ -423,19 +423,15 @@ func (wk *worker) runPipelined(ctx context.Context) {
 				wk.coarse.record(int64(end - t0))
 			}
 			res := &results[k]
-			switch {
-			case err != nil:
-				wk.fail(p.i, OpUnknown, err.Error())
-			case res.Code == inventory.CodeOK:
+			switch v, status, msg := classify(p.i, &r.plan.w.Ops[p.i], res, err, p.attempts, r.cfg.RetryMax); v {
+			case verdictApplied:
 				r.outcomes.Record(p.i, OpApplied, res.Lines)
-			case res.Code == inventory.CodeInsufficient && ops[k].Kind == inventory.KindCapture && p.attempts < r.cfg.RetryMax:
+			case verdictRetry:
 				wk.retries++
 				waiting = append(waiting, pendingOp{i: p.i, attempts: p.attempts + 1, due: end + r.cfg.RetryDelay})
 				continue
-			case res.Code == inventory.CodeInsufficient:
-				wk.fail(p.i, OpRefused, fmt.Sprintf("op %d: capture of %d from %v: still insufficient (%d available) after %d retries", p.i+1, ops[k].N, ops[k].Key.Group(), res.Available, p.attempts))
 			default:
-				wk.fail(p.i, OpRefused, fmt.Sprintf("op %d: %v of %d to %v: %v %s", p.i+1, ops[k].Kind, ops[k].N, ops[k].Key, res.Code, res.Detail))
+				wk.fail(p.i, status, msg)
 			}
 			finished++
 		}
@@ -510,27 +506,21 @@ func (wk *worker) exec(ctx context.Context, i int, timeCalls bool) {
 				wk.coarse.record(int64(d))
 			}
 		}
-		switch {
-		case err != nil:
-			wk.fail(i, OpUnknown, err.Error())
-			return
-		case res.Code == inventory.CodeOK:
+		switch v, status, msg := classify(i, op, &res, err, attempt, r.cfg.RetryMax); v {
+		case verdictApplied:
 			r.outcomes.Record(i, OpApplied, res.Lines)
 			if cap(res.Lines) > cap(wk.lines) {
 				wk.lines = res.Lines[:0] // keep the store's larger buffer
 			}
 			return
-		case res.Code == inventory.CodeInsufficient && op.Kind == inventory.KindCapture && attempt < r.cfg.RetryMax:
+		case verdictRetry:
 			wk.retries++
 			if !wk.sleep(ctx, r.cfg.RetryDelay) {
 				wk.fail(i, OpRefused, fmt.Sprintf("op %d: capture of %d from %v: run cancelled while retrying", i+1, op.N, op.Group()))
 				return
 			}
-		case res.Code == inventory.CodeInsufficient:
-			wk.fail(i, OpRefused, fmt.Sprintf("op %d: capture of %d from %v: still insufficient (%d available) after %d retries", i+1, op.N, op.Group(), res.Available, attempt))
-			return
 		default:
-			wk.fail(i, OpRefused, fmt.Sprintf("op %d: %v of %d to %v: %v %s", i+1, op.Kind, op.N, op.Key, res.Code, res.Detail))
+			wk.fail(i, status, msg)
 			return
 		}
 	}

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"allot/bench"
@@ -20,12 +21,13 @@ func TestPeers(t *testing.T) {
 	w := workloadOf(t, 20000, 2000)
 	// The published procedure scans: a smaller catalog keeps it quick.
 	small := workloadOf(t, 4000, 1000)
-	for _, c := range []struct{ store, server string }{
-		{"redis", "redis"},
-		{"postgres", "postgres"},
-		{"mysql", "mariadb"},
-		{"tarantool", "tarantool"},
-		{"naive-tarantool-search", "tarantool"},
+	for _, c := range []struct{ store, server, procedure string }{
+		{"redis", "redis", ""},
+		{"postgres", "postgres", ""},
+		{"mysql", "mariadb", ""},
+		// The report names which Tarantool procedure a run measured.
+		{"tarantool", "tarantool", "search: the corrected procedure"},
+		{"naive-tarantool-search", "tarantool", "search: the published procedure as written"},
 	} {
 		t.Run(c.store, func(t *testing.T) {
 			servicestest.RequireDurability(t, c.server, store.DurabilityFsync)
@@ -45,6 +47,9 @@ func TestPeers(t *testing.T) {
 			}
 			if !res.Check.OK || res.Errors != 0 {
 				t.Fatalf("check %d violations %v, errors %v", res.Check.ViolationCount, res.Check.Violations, res.ErrorSamples)
+			}
+			if !strings.Contains(res.Description, c.procedure) {
+				t.Errorf("the run's description %q does not name %q", res.Description, c.procedure)
 			}
 			t.Logf("%.0f queries/s, p99 %.3f ms, load %.2f s", res.OpsPerSec, res.LatencyMS.P99, res.Extra["load_seconds"])
 		})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,11 @@ type Options struct {
 	// reference (default CheckSampleDefault, capped at the query count).
 	CheckSample int
 }
+
+// procedureNamer is a store that searches with a procedure of its own
+// and names it (Tarantool: the published procedure or the corrected one),
+// so that the run's description says which one it measured.
+type procedureNamer interface{ SearchProcedure() string }
 
 // violationsShown bounds the differences a failed check lists.
 const violationsShown = 10
@@ -51,6 +57,11 @@ func Run(ctx context.Context, w *Workload, opt Options, cfg bench.RunConfig, st 
 		if s, err := d.Describe(ctx); err == nil {
 			res.Description = s
 		}
+	}
+	if p, ok := st.(procedureNamer); ok {
+		proc := p.SearchProcedure()
+		res.Extra["search_procedure"] = proc
+		res.Description = strings.TrimPrefix(res.Description+"; search: "+proc, "; ")
 	}
 	loadStart := time.Now()
 	if err := searcher.LoadCatalog(ctx, w.Records, w.Rows); err != nil {

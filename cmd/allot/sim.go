@@ -19,9 +19,11 @@ func init() {
 }
 
 const simAbout = `Runs the engine on a simulated file system, one seed per run: the seed
-decides the ops, their submission order, the clock, storage faults (EIO,
-ENOSPC on creates, writes, syncs, renames, removes, truncates, directory
-syncs) and the crash points. After every recovery it checks the promises
+decides the ops (holds, expiry and idempotency keys included), their
+submission order, the clock, storage faults (EIO, ENOSPC on creates, opens,
+reads, writes, syncs, directory syncs, renames, removes, truncates, maps and
+unmaps) and the crash points, where a power cut keeps an arbitrary subset
+of the unsynced pages. After every recovery it checks the promises
 against a reference model (see sim/doc.go). A failing seed is printed with
 the one command that replays it; the exit status is then 1.`
 
