@@ -78,38 +78,18 @@ func (c CheckoutCode) String() string {
 	return fmt.Sprintf("checkout_code(%d)", uint8(c))
 }
 
-// HoldState is the state of a hold (HOLD.GET).
-type HoldState uint8
+// HoldState is the state of a hold (HOLD.GET): the state machine's, so
+// that a store's answer and the engine's are one type with one set of
+// names (HoldUnknown when HoldGet finds none).
+type HoldState = inventory.HoldState
 
 const (
-	// HoldUnknown: no such hold (HoldGet's found is false).
-	HoldUnknown HoldState = 0
-	// HoldHeld: units are out of their rows, waiting for confirm, cancel
-	// or the deadline.
-	HoldHeld HoldState = 1
-	// HoldConfirmed: the units left inventory for good.
-	HoldConfirmed HoldState = 2
-	// HoldCancelled: the units went back to the rows they came from.
-	HoldCancelled HoldState = 3
-	// HoldExpired: the deadline passed first; the units went back.
-	HoldExpired HoldState = 4
+	HoldUnknown   = inventory.HoldUnknown
+	HoldHeld      = inventory.HoldHeld
+	HoldConfirmed = inventory.HoldConfirmed
+	HoldCancelled = inventory.HoldCancelled
+	HoldExpired   = inventory.HoldExpired
 )
-
-func (s HoldState) String() string {
-	switch s {
-	case HoldUnknown:
-		return "unknown"
-	case HoldHeld:
-		return "held"
-	case HoldConfirmed:
-		return "confirmed"
-	case HoldCancelled:
-		return "cancelled"
-	case HoldExpired:
-		return "expired"
-	}
-	return fmt.Sprintf("hold_state(%d)", uint8(s))
-}
 
 // ParseHoldState parses the wire name of a state (held, confirmed,
 // cancelled, expired).
@@ -226,6 +206,185 @@ type Checkouter interface {
 	// which the store has not expired yet is still HoldHeld: the bench
 	// measures expiry lag by polling it.
 	HoldGet(ctx context.Context, hold string, info *HoldInfo) (found bool, err error)
+}
+
+// CheckoutPipeliner is an optional Session capability of a Checkouter
+// that keeps many checkout calls in flight at once, as a checkout service
+// batching its customers does: the bench's checkout workload with
+// --pipeline N > 1 runs only on sessions that implement it (found by type
+// assertion, as Pipeliner is).
+//
+// CheckoutPipeline sends every call, in order, before it awaits any reply,
+// then fills each call's reply (Code, and Res for a hold) or its Err. Each
+// call means exactly what the Checkouter method of its kind means,
+// idempotency included; an invalid hold is answered CheckoutInvalid
+// without being sent. The calls of one batch may be applied in any order
+// or at once (a server may run them on concurrent fibers): a caller puts
+// at most one call per hold in a batch, and sends what follows a reply in
+// a later batch.
+//
+// Errors: a call's Err means that call's outcome is unknown (repeat it,
+// which is safe: every call is idempotent by its hold id). A returned
+// error means the outcome of every call in the batch is unknown (the
+// connection broke); the Err fields are then not meaningful.
+type CheckoutPipeliner interface {
+	Checkouter
+	CheckoutPipeline(ctx context.Context, calls []CheckoutCall) error
+}
+
+// CheckoutCallKind is what a CheckoutCall does.
+type CheckoutCallKind uint8
+
+const (
+	// CallHold is Checkouter.Hold.
+	CallHold CheckoutCallKind = iota + 1
+	// CallConfirm is Checkouter.Confirm.
+	CallConfirm
+	// CallCancel is Checkouter.Cancel.
+	CallCancel
+)
+
+func (k CheckoutCallKind) String() string {
+	switch k {
+	case CallHold:
+		return "hold"
+	case CallConfirm:
+		return "confirm"
+	case CallCancel:
+		return "cancel"
+	}
+	return fmt.Sprintf("checkout_call(%d)", uint8(k))
+}
+
+// CheckoutCall is one call of a CheckoutPipeline: its request, and after
+// the call its reply.
+type CheckoutCall struct {
+	Kind CheckoutCallKind
+	Hold string
+	// TTL and Lines: the hold's (CallHold only).
+	TTL   time.Duration
+	Lines []CartLine
+
+	// Res is a hold's reply; its Lines are the caller's buffer, reused.
+	Res HoldResult
+	// Code is the reply's code (for a hold, Res.Code).
+	Code CheckoutCode
+	// Err, when not nil, means this call's outcome is unknown.
+	Err error
+}
+
+// Reset clears the reply fields for a new send, keeping Res's buffer.
+func (c *CheckoutCall) Reset() {
+	c.Res.Reset()
+	c.Code, c.Err = 0, nil
+}
+
+// Prepare readies call i of a batch for sending: it clears the reply and
+// checks the request. A hold or a hold id that breaks an input rule is
+// answered CheckoutInvalid here and must not be sent (send is false); a
+// call without a kind is an error naming it.
+func (c *CheckoutCall) Prepare(i int) (send bool, err error) {
+	c.Reset()
+	var d string
+	switch c.Kind {
+	case CallHold:
+		d = CheckHold(c.Hold, c.TTL, c.Lines)
+	case CallConfirm, CallCancel:
+		if d = inventory.CheckID(c.Hold); d != "" {
+			d = "hold id " + d
+		}
+	default:
+		return false, fmt.Errorf("store: checkout call %d has no kind (%s)", i, c.Kind)
+	}
+	if d != "" {
+		c.Res.Code, c.Res.Detail, c.Code = CheckoutInvalid, d, CheckoutInvalid
+		return false, nil
+	}
+	return true, nil
+}
+
+// PrepareCalls runs Prepare on every call of a batch and hands each call
+// to be sent, in order, to send; the first call without a kind stops it
+// with an error.
+func PrepareCalls(calls []CheckoutCall, send func(i int, c *CheckoutCall)) error {
+	for i := range calls {
+		c := &calls[i]
+		ok, err := c.Prepare(i)
+		if err != nil {
+			return err
+		}
+		if ok {
+			send(i, c)
+		}
+	}
+	return nil
+}
+
+// OpCheckoutPipeline implements CheckoutPipeline for a store that runs
+// allot's own ops and pipelines them (the embedded engine, an allot server
+// over RESP): each call is one op, all of them handed to Send at once.
+// Send is a Pipeliner's Pipeline: an error means the fate of every op is
+// unknown.
+type OpCheckoutPipeline struct {
+	Send func(ctx context.Context, ops []inventory.Op, results []inventory.Result) error
+
+	ops     []inventory.Op
+	results []inventory.Result
+	at      []int // at[j] is the call op j carries
+	demand  []inventory.Demand
+}
+
+// CheckoutPipeline implements CheckoutPipeliner.
+func (p *OpCheckoutPipeline) CheckoutPipeline(ctx context.Context, calls []CheckoutCall) error {
+	p.ops, p.at = p.ops[:0], p.at[:0]
+	total := 0
+	for i := range calls {
+		total += len(calls[i].Lines)
+	}
+	// One buffer for every hold's demand, never grown below: the ops keep
+	// slices of it.
+	if cap(p.demand) < total {
+		p.demand = make([]inventory.Demand, 0, total)
+	}
+	p.demand = p.demand[:0]
+	err := PrepareCalls(calls, func(i int, c *CheckoutCall) {
+		switch c.Kind {
+		case CallHold:
+			from := len(p.demand)
+			for _, l := range c.Lines {
+				p.demand = append(p.demand, inventory.Demand{Group: l.Group, N: l.N})
+			}
+			p.ops = append(p.ops, inventory.Hold(c.Hold, c.TTL.Milliseconds(), p.demand[from:len(p.demand):len(p.demand)]))
+		case CallConfirm:
+			p.ops = append(p.ops, inventory.Confirm(c.Hold))
+		case CallCancel:
+			p.ops = append(p.ops, inventory.Cancel(c.Hold))
+		}
+		p.at = append(p.at, i)
+	})
+	if err != nil {
+		return err
+	}
+	if len(p.ops) == 0 {
+		return nil
+	}
+	for len(p.results) < len(p.ops) {
+		p.results = append(p.results, inventory.Result{})
+	}
+	if err := p.Send(ctx, p.ops, p.results[:len(p.ops)]); err != nil {
+		return err
+	}
+	for j, i := range p.at {
+		c, r := &calls[i], p.results[j]
+		if c.Kind == CallHold {
+			fillHoldResult(r, &c.Res)
+			c.Code = c.Res.Code
+		} else {
+			c.Code = CheckoutCodeOf(r.Code)
+		}
+		p.results[j] = inventory.Result{Lines: r.Lines[:0]}
+	}
+	return nil
 }
 
 // Orderer is an optional Session capability: a multi-line capture, all or

@@ -97,7 +97,7 @@ func (o *OpCheckout) HoldGet(ctx context.Context, hold string, info *HoldInfo) (
 	if err != nil || r.Code != inventory.CodeOK {
 		return false, err
 	}
-	info.State = HoldState(r.State) // the same numbers, held=1 .. expired=4
+	info.State = r.State
 	info.ExpiresAtMS = r.ExpiresAt
 	info.Lines = info.Lines[:0]
 	for _, a := range r.Allocations {

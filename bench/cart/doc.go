@@ -3,7 +3,9 @@
 // closed-loop runner that drives a store through store.Checkouter or
 // store.Orderer (re-sending a fraction of mutations with the same
 // idempotency key after a simulated timeout, and watching abandoned holds
-// expire), and the checker.
+// expire), its pipelined variant for checkout with --pipeline N (N new
+// carts a round per worker through store.CheckoutPipeliner, each cart
+// making the same calls: pipeline.go), and the checker.
 //
 // The checker holds a store to DESIGN.md "Checkout: holds, orders,
 // idempotency (contract v2)":

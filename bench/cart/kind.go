@@ -11,7 +11,10 @@ import (
 )
 
 // Kind is the bench.Kind of the checkout and order workloads: its flags,
-// and Run generating the carts and handing them to the runner.
+// and Run generating the carts and handing them to the runner. The common
+// --pipeline N > 1 runs checkout with N new carts per round per worker on
+// stores whose sessions implement store.CheckoutPipeliner (pipeline.go)
+// and is refused on the others.
 type Kind struct {
 	mode Mode
 	// Flags.
@@ -93,6 +96,9 @@ func (k *Kind) Validate(cfg bench.KindConfig) error {
 	}
 	if cfg.Rate > 0 {
 		return fmt.Errorf("--rate: the %s workload runs closed loop only", k.mode)
+	}
+	if k.mode == ModeOrder && cfg.Pipeline > 1 {
+		return fmt.Errorf("--pipeline %d: the order workload sends one order at a time; pipelining applies to the checkout workload", cfg.Pipeline)
 	}
 	if k.mode == ModeOrder && k.branches != "capture" && k.branches != "empty" {
 		return fmt.Errorf("--branches must be capture or empty, got %q", k.branches)

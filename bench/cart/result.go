@@ -58,6 +58,16 @@ func (r *run) fill(res *bench.Result, c *checked) {
 	x["units_extra"] = c.unitsExtra
 	x["insufficient"] = c.insufficient
 	x["unknown_outcome"] = c.unknown
+	if r.pipelined() {
+		var rounds, calls int64
+		for _, p := range r.pipe {
+			rounds, calls = rounds+p.rounds, calls+p.calls
+		}
+		x["pipeline_rounds"] = rounds
+		if rounds > 0 {
+			x["pipeline_calls_per_round"] = float64(calls) / float64(rounds)
+		}
+	}
 	if r.mode == ModeCheckout {
 		x["ttl_ms"] = float64(r.opt.TTL) / 1e6
 		x["confirmed"] = c.confirmed

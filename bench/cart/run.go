@@ -124,6 +124,8 @@ type run struct {
 
 	latency []*hdrhistogram.Histogram
 	latMax  []int64
+	// pipe counts each worker's rounds when pipelined (pipeline.go).
+	pipe []pipeStats
 
 	lag lagWatch
 }
@@ -164,6 +166,9 @@ func Run(ctx context.Context, mode Mode, w *Workload, opt Options, cfg bench.Kin
 	if cfg.Rate > 0 {
 		return nil, fmt.Errorf("cart: the %s workload runs closed loop only; drop --rate", mode)
 	}
+	if mode == ModeOrder && cfg.Pipeline > 1 {
+		return nil, fmt.Errorf("cart: the order workload sends one order at a time; --pipeline %d applies to the checkout workload only", cfg.Pipeline)
+	}
 	if d, ok := st.(store.Describer); ok {
 		if s, err := d.Describe(ctx); err == nil {
 			res.Description = s
@@ -200,7 +205,7 @@ func Run(ctx context.Context, mode Mode, w *Workload, opt Options, cfg bench.Kin
 		r.sessions = append(r.sessions, se)
 	}
 	defer r.closeSessions()
-	for _, se := range r.sessions {
+	for k, se := range r.sessions {
 		var ok bool
 		if mode == ModeOrder {
 			_, ok = se.(store.Orderer)
@@ -209,6 +214,13 @@ func Run(ctx context.Context, mode Mode, w *Workload, opt Options, cfg bench.Kin
 		}
 		if !ok {
 			return nil, fmt.Errorf("%w: %s sessions do not implement store.%s", bench.ErrUnsupported, cfg.Store, map[Mode]string{ModeCheckout: "Checkouter", ModeOrder: "Orderer"}[mode])
+		}
+		if r.pipelined() && k < cfg.Workers {
+			if _, ok := se.(store.CheckoutPipeliner); !ok {
+				// Running it one cart at a time instead would be a
+				// silent change of what is measured.
+				return nil, fmt.Errorf("%w: store %s cannot keep checkout calls in flight (--pipeline %d): its sessions do not implement store.CheckoutPipeliner; run it with --pipeline 1", bench.ErrUnsupported, cfg.Store, cfg.Pipeline)
+			}
 		}
 	}
 	r.outs = make([]outcome, len(w.Carts))
@@ -219,6 +231,10 @@ func Run(ctx context.Context, mode Mode, w *Workload, opt Options, cfg bench.Kin
 	r.fill(res, c)
 	return res, nil
 }
+
+// pipelined reports whether the run keeps many carts in flight per
+// worker (checkout with --pipeline > 1).
+func (r *run) pipelined() bool { return r.mode == ModeCheckout && r.cfg.Pipeline > 1 }
 
 func (r *run) closeSessions() {
 	for _, se := range r.sessions {
@@ -232,6 +248,7 @@ func (r *run) drive(ctx context.Context) error {
 	workers := r.cfg.Workers
 	r.latency = make([]*hdrhistogram.Histogram, workers)
 	r.latMax = make([]int64, workers)
+	r.pipe = make([]pipeStats, workers)
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	r.lag.init(r.opt)
@@ -252,7 +269,11 @@ func (r *run) drive(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.work(ctx, k)
+			if r.pipelined() {
+				r.workPipelined(ctx, k)
+			} else {
+				r.work(ctx, k)
+			}
 		}()
 	}
 	wg.Wait()

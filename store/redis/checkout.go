@@ -82,15 +82,20 @@ func (s *session) runCart(ctx context.Context, sc *goredis.Script, what, main, i
 	if err != nil {
 		return fmt.Errorf("redis: %s %s: %w", what, id, err)
 	}
+	if err := decodeCartReply(text, what, id, res); err != nil {
+		return fmt.Errorf("redis: %s %s: %w", what, id, err)
+	}
+	return nil
+}
+
+// decodeCartReply decodes what hold.lua or order.lua answered into res.
+func decodeCartReply(text, what, id string, res *store.HoldResult) error {
 	if text == mismatchReply {
 		res.Reset()
 		res.Code, res.Detail = store.CheckoutMismatch, what+" "+id+" was used with other lines"
 		return nil
 	}
-	if err := store.DecodeReply(text, res); err != nil {
-		return fmt.Errorf("redis: %s %s: %w", what, id, err)
-	}
-	return nil
+	return store.DecodeReply(text, res)
 }
 
 // Hold runs hold.lua.

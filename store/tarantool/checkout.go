@@ -59,6 +59,12 @@ func (s *session) callCheckout(ctx context.Context, function string, args []any)
 	if err != nil {
 		return nil, err
 	}
+	return s.checkoutPayload(function, data)
+}
+
+// checkoutPayload returns the payload of a checkout function's {payload,
+// conflicts} reply and counts its conflicts.
+func (s *session) checkoutPayload(function string, data []any) (any, error) {
 	if len(data) != 1 {
 		return nil, fmt.Errorf("%s replied %d values, want 1", function, len(data))
 	}
