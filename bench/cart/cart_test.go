@@ -55,6 +55,46 @@ func TestCheckoutOnReferencePasses(t *testing.T) {
 	}
 }
 
+// The expiry lag measured is the store's, not the watcher's: a store that
+// expires holds lateExpiryMS late is measured at least that late, and a
+// store whose sweeper runs every 2 ms is measured well under that, even
+// when each look at a hold takes 2 ms and hundreds of abandoned holds come
+// due together (a watcher that timed every one of them, one look after
+// another, measured its own queue: hundreds of milliseconds).
+func TestExpiryLagIsTheStores(t *testing.T) {
+	p := checkoutParams()
+	p.Carts = 60000
+	lag := func(f flaw) (p50, p99 float64) {
+		s := newRefStore(f)
+		// The expiry watcher's session (the one opened after the
+		// workers') looks slowly.
+		s.slowSession, s.slowHoldGet = 5, 2*time.Millisecond
+		w, err := Generate(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := bench.KindConfig{RunConfig: bench.RunConfig{Workers: 4, Store: "ref"}}
+		res, err := Run(context.Background(), ModeCheckout, w, fastOptions(), cfg, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := res.Extra
+		if x["expiry_lag_samples"].(int) < 20 {
+			t.Fatalf("flaw %d: too few holds timed: %v", f, x)
+		}
+		return x["expiry_lag_p50_ms"].(float64), x["expiry_lag_p99_ms"].(float64)
+	}
+	onP50, onP99 := lag(flawNone)
+	lateP50, _ := lag(flawLateExpiry)
+	t.Logf("expiry lag p50/p99: on time %.1f/%.1f ms, late %.1f ms", onP50, onP99, lateP50)
+	if lateP50 < lateExpiryMS {
+		t.Errorf("a store expiring %d ms late measured at a p50 of %.1f ms", lateExpiryMS, lateP50)
+	}
+	if onP99 >= lateP50 {
+		t.Errorf("a store expiring on time measured at a p99 of %.1f ms, no better than one %d ms late (%.1f ms)", onP99, lateExpiryMS, lateP50)
+	}
+}
+
 func TestOrderOnReferencePasses(t *testing.T) {
 	p := checkoutParams()
 	p.Lines, p.ConfirmShare, p.CancelShare = 2, 1, 0

@@ -34,14 +34,25 @@ const (
 	// flawWrongRow returns expired units to the group's first warehouse
 	// instead of the rows they left.
 	flawWrongRow
+	// flawLateExpiry expires each hold lateExpiryMS after its deadline.
+	flawLateExpiry
 )
+
+// lateExpiryMS is how late flawLateExpiry expires a hold.
+const lateExpiryMS = 400
 
 // refStore is the simplest correct store.Checkouter and store.Orderer: one
 // mutex over maps, expiry by a sweeper goroutine. Its sessions are itself.
 type refStore struct {
 	flaw flaw
-	mu   sync.Mutex
-	rows map[inventory.RowKey]*inventory.Row
+	// slowSession, when not 0, is the session (counted from 1 in the order
+	// they are opened) whose HoldGet takes slowHoldGet, as a round trip to
+	// a busy server would.
+	slowSession int
+	slowHoldGet time.Duration
+	sessions    int
+	mu          sync.Mutex
+	rows        map[inventory.RowKey]*inventory.Row
 	// warehouses of each group, sorted.
 	groups map[inventory.GroupKey][]string
 	holds  map[string]*refHold
@@ -106,6 +117,9 @@ func (s *refStore) sweep() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now().UnixMilli()
+	if s.flaw == flawLateExpiry {
+		now -= lateExpiryMS
+	}
 	for _, h := range s.holds {
 		if h.state == store.HoldHeld && h.expiresAt <= now {
 			h.state = store.HoldExpired
@@ -120,7 +134,23 @@ func (s *refStore) sweep() {
 	}
 }
 
-func (s *refStore) Session(context.Context) (store.Session, error) { return s, nil }
+func (s *refStore) Session(context.Context) (store.Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sessions++
+	if s.sessions == s.slowSession {
+		return slowRefSession{s}, nil
+	}
+	return s, nil
+}
+
+// slowRefSession is a refStore session whose HoldGet is slow.
+type slowRefSession struct{ *refStore }
+
+func (s slowRefSession) HoldGet(ctx context.Context, id string, info *store.HoldInfo) (bool, error) {
+	time.Sleep(s.slowHoldGet)
+	return s.refStore.HoldGet(ctx, id, info)
+}
 
 func (s *refStore) Rows(context.Context) ([]inventory.Row, error) {
 	s.mu.Lock()
