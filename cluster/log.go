@@ -47,15 +47,9 @@ func openShard(ctx context.Context, urls, shard, node string, leaseTTL time.Dura
 	if err != nil {
 		return nil, err
 	}
-	nc, err := nats.Connect(urls, nats.Name("allot "+node), nats.MaxReconnects(-1),
-		nats.ReconnectWait(50*time.Millisecond), nats.RetryOnFailedConnect(true))
+	nc, js, err := connect(urls, "allot "+node)
 	if err != nil {
-		return nil, fmt.Errorf("cluster: connect to %s: %w", urls, err)
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		nc.Close()
-		return nil, fmt.Errorf("cluster: jetstream: %w", err)
+		return nil, err
 	}
 	l := &shardLog{names: n, nc: nc, js: js}
 	for {
@@ -71,6 +65,22 @@ func openShard(ctx context.Context, urls, shard, node string, leaseTTL time.Dura
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// connect connects to the NATS servers urls as name, reconnecting for
+// ever, and opens JetStream.
+func connect(urls, name string) (*nats.Conn, jetstream.JetStream, error) {
+	nc, err := nats.Connect(urls, nats.Name(name), nats.MaxReconnects(-1),
+		nats.ReconnectWait(50*time.Millisecond), nats.RetryOnFailedConnect(true))
+	if err != nil {
+		return nil, nil, fmt.Errorf("cluster: connect to %s: %w", urls, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("cluster: jetstream: %w", err)
+	}
+	return nc, js, nil
 }
 
 func (l *shardLog) create(ctx context.Context, leaseTTL time.Duration) error {
@@ -208,11 +218,7 @@ func (l *shardLog) seqAfter(ctx context.Context, lsn uint64) (uint64, error) {
 
 // leaseValue is what the lease's key holds: who the primary is and where
 // clients find it.
-type leaseValue struct {
-	Node string `json:"node"`
-	RESP string `json:"resp"`
-	HTTP string `json:"http"`
-}
+type leaseValue = Holder
 
 // readLease returns the lease's holder and revision; found is false when
 // nobody holds it.
