@@ -153,6 +153,10 @@ type Registration struct {
 	// Server names the peer server the store needs (for example
 	// "postgres"), empty for an in-process store.
 	Server string
+	// AddrRequired: the store connects only to a server given by
+	// Config.Addr (the bench starts one itself only for its kill audit);
+	// `--stores all` leaves it out.
+	AddrRequired bool
 }
 
 // ErrUnknown is returned by Open for a name nobody registered.

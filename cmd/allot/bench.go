@@ -82,7 +82,8 @@ type benchFlags struct {
 	cpuProfile  string
 	breakdown   bool
 	openTimeout time.Duration
-	kill        int // --kill: rounds of the SIGKILL audit (kill.go)
+	kill        int    // --kill: rounds of the SIGKILL audit (kill.go)
+	faults      string // --faults: what the allot-cluster audit kills (kill_cluster.go)
 
 	set map[string]bool // flags given on the command line
 }
@@ -114,6 +115,7 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole bench process (runner and in-process stores) to this file, for 'go tool pprof'")
 	fs.DurationVar(&f.openTimeout, "timeout", 30*time.Second, "bound on connecting to a store and loading its rows")
 	fs.IntVar(&f.kill, "kill", 0, "instead of a timed run, the crash audit: SIGKILL each store's server process N times under load, restart it on the same data and count acknowledged ops lost, ops applied unacknowledged, half-applied captures and oversell (every durability mode unless --durability is given)")
+	fs.StringVar(&f.faults, "faults", faultKillPrimary, "with --kill on allot-cluster: what the rounds kill, in turn, at a random moment each: a comma list of "+strings.Join(clusterFaults, ", "))
 	fs.BoolVar(&f.breakdown, "breakdown", false, "for stores whose server times its stages (allot, allot-mux): print where an op's time went inside the server (socket read, parse, queue wait, batch wait, journal write, fdatasync, wake, reply written)")
 }
 
@@ -255,8 +257,13 @@ func (f *benchFlags) job() (*benchJob, error) {
 		return nil, fmt.Errorf("--kill must not be negative, got %d", f.kill)
 	case f.kill > 0 && (f.rate > 0 || f.sweep != "" || f.kind != nil || f.opsFile != ""):
 		return nil, errors.New("--kill runs its own ops with --workers sessions: --rate, --sweep, --workload and --ops-file do not apply")
+	case f.set["faults"] && f.kill == 0:
+		return nil, errors.New("--faults chooses what the kill audit kills: give --kill N")
 	case f.set["arrival"] && f.rate == 0 && !strings.HasPrefix(f.sweep, "rate="):
 		return nil, errors.New("--arrival applies to the open loop: give --rate or --sweep rate=...")
+	}
+	if _, err := parseFaults(f.faults); err != nil {
+		return nil, err
 	}
 	if f.arrival != bench.ArrivalConstant && f.arrival != bench.ArrivalPoisson {
 		return nil, fmt.Errorf("--arrival must be %s or %s, got %q", bench.ArrivalConstant, bench.ArrivalPoisson, f.arrival)
@@ -267,7 +274,7 @@ func (f *benchFlags) job() (*benchJob, error) {
 	if f.stores == "all" {
 		names = nil
 		for _, r := range store.Registered() {
-			if !strings.HasPrefix(r.Name, "naive") {
+			if !strings.HasPrefix(r.Name, "naive") && !r.AddrRequired {
 				names = append(names, r.Name)
 			}
 		}

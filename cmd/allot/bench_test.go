@@ -98,6 +98,8 @@ func TestBenchBadInput(t *testing.T) {
 		{"--ops-file", badFile, "--preset", "hot"},
 		{"--rows", "100", "--preset", "hot"},
 		{"--duration", "-1s"},
+		{"--faults", "kill-primary"},
+		{"--kill", "1", "--faults", "kill-primary,kill-everything"},
 		{"stray"},
 	} {
 		code, _, errOut := runCmd(t, append([]string{"bench", "--store", "memory"}, args...)...)

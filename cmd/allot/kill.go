@@ -85,6 +85,26 @@ func (j *benchJob) killOne(ctx context.Context, name string, d store.Durability,
 		cfg.Log = nil
 	}
 	switch {
+	case name == remote.ClusterStore:
+		if j.f.addr != "" {
+			return failed(errors.New("--kill kills the nodes of a cluster it starts; it cannot with --addr"))
+		}
+		faults, err := parseFaults(j.f.faults)
+		if err != nil {
+			return failed(err)
+		}
+		c, err := startCluster(ctx, d, faults, j.f.workload.seed, cfg.Log)
+		if !slices.Contains(*started, services.NATS) {
+			*started = append(*started, services.NATS)
+		}
+		if err != nil {
+			return failed(err)
+		}
+		defer c.close()
+		cfg.Server = c
+		cfg.Open = func(ctx context.Context) (store.Store, error) {
+			return c.open(ctx, j.f.workers, j.f.openTimeout)
+		}
 	case name == "allot" || name == "allot-mux":
 		srv, err := startAllotForKill(ctx, d, j.f.workers)
 		if err != nil {

@@ -36,6 +36,10 @@ type Process struct {
 	tail []string
 }
 
+// Binary is the allot executable a server is started with: explicit,
+// else as findBinary resolves it.
+func Binary(explicit string) (string, error) { return findBinary(explicit) }
+
 // findBinary resolves the allot executable: explicit, $ALLOT_BIN, the
 // running executable when it is allot, allot on $PATH.
 func findBinary(explicit string) (string, error) {

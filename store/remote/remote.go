@@ -26,7 +26,21 @@ func init() {
 			return Open(ctx, cfg, Options{Shared: true})
 		},
 	})
+	store.Register(store.Registration{
+		Name:         ClusterStore,
+		About:        "allot serve --cluster, a shard replicated on NATS JetStream: --addr names a node of a running cluster (the Go client sends mutations on to the primary a standby names); with --kill the bench starts a private 3-node shard and --faults chooses what it kills",
+		AddrRequired: true,
+		Open: func(ctx context.Context, cfg store.Config) (store.Store, error) {
+			if cfg.Addr == "" {
+				return nil, fmt.Errorf("%s: give --addr of a node of a running cluster (allot serve --cluster); the bench starts a cluster itself only for --kill", ClusterStore)
+			}
+			return Open(ctx, cfg, Options{})
+		},
+	})
 }
+
+// ClusterStore is the name of the store of a replicated shard.
+const ClusterStore = "allot-cluster"
 
 // loadChunk is how many STOCK.SET (or STOCK.GET) one pipeline carries when
 // loading (or reading back) rows.

@@ -1,0 +1,390 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"allot/client"
+	"allot/cluster"
+	"allot/internal/fsinfo"
+	"allot/inventory"
+	"allot/services"
+	"allot/store"
+	"allot/store/remote"
+)
+
+// What the allot-cluster kill audit kills (--faults), each round the next
+// of the list (the moment of the kill is the audit's random draw).
+const (
+	faultKillPrimary = "kill-primary" // SIGKILL the node holding the lease
+	faultKillStandby = "kill-standby" // SIGKILL a node that does not
+	faultKillNATS    = "kill-nats"    // SIGKILL one node of the NATS cluster
+)
+
+var clusterFaults = []string{faultKillPrimary, faultKillStandby, faultKillNATS}
+
+// parseFaults checks a --faults list.
+func parseFaults(s string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if !slices.Contains(clusterFaults, f) {
+			return nil, fmt.Errorf("--faults: unknown fault %q (want a comma list of %s)", f, strings.Join(clusterFaults, ", "))
+		}
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// clusterNodes is how many allot nodes the audit's shard has.
+const clusterNodes = 3
+
+// clusterReady bounds how long a restart may take to give the shard a
+// primary that takes writes again: the lease's TTL (3 s) and a catch-up,
+// with room for a loaded machine.
+const clusterReady = 60 * time.Second
+
+// clusterServer is the kill audit's replicated shard: three allot serve
+// --cluster nodes on the audit's private NATS cluster (killServices: its
+// own folder and ports, so killing one of its NATS nodes never touches
+// the shared cluster). Kill crashes what the round's fault names; Start
+// restarts it and returns once the shard has a primary that takes writes.
+// The audit's judgment is the single node's: an acknowledged op must be in
+// the primary's state after any of these kills.
+type clusterServer struct {
+	bin    string
+	up     services.Config
+	urls   string
+	shard  string
+	dir    string
+	d      store.Durability
+	faults []string
+	rng    *rand.Rand
+	log    io.Writer
+	in     *cluster.Inspector
+	nodes  []*clusterNode
+	// env is added to every node's environment: a test's
+	// ALLOT_CLUSTER_FAULT, to prove the audit catches a broken shard.
+	env   []string
+	round int // Kills so far: round r kills what faults[r%len(faults)] names
+	// restart undoes the last Kill.
+	restart func(ctx context.Context) error
+}
+
+type clusterNode struct {
+	id, resp, http, data string
+	cmd                  *exec.Cmd
+	exited               chan struct{}
+}
+
+// startCluster brings up the private NATS cluster and a fresh shard of
+// clusterNodes nodes in durability d, and waits for its primary.
+func startCluster(ctx context.Context, d store.Durability, faults []string, seed uint64, log io.Writer, env ...string) (*clusterServer, error) {
+	bin, err := remote.Binary("")
+	if err != nil {
+		return nil, err
+	}
+	up, err := killServices(d)
+	if err != nil {
+		return nil, err
+	}
+	if log != nil {
+		up.Log = log
+	}
+	if err := services.Up(ctx, up, services.NATS); err != nil {
+		return nil, fmt.Errorf("allot-cluster: the audit's NATS cluster: %w", err)
+	}
+	var urls []string
+	for _, n := range services.NATSNodes {
+		a, err := services.Addr(up, n)
+		if err != nil {
+			return nil, err
+		}
+		urls = append(urls, "nats://"+a)
+	}
+	dir, err := fsinfo.TempDataDir("cluster-")
+	if err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = io.Discard
+	}
+	c := &clusterServer{bin: bin, up: up, urls: strings.Join(urls, ","), dir: dir, d: d, faults: faults,
+		rng: rand.New(rand.NewPCG(seed, 0x636c7573)), log: log, env: env,
+		shard: fmt.Sprintf("kill%d", time.Now().UnixNano()%1e12)}
+	if c.in, err = cluster.Inspect(c.urls, c.shard); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	for i := range clusterNodes {
+		n := &clusterNode{id: fmt.Sprintf("n%d", i+1), data: filepath.Join(dir, fmt.Sprintf("n%d", i+1))}
+		if n.resp, err = freeAddr(); err == nil {
+			n.http, err = freeAddr()
+		}
+		if err != nil {
+			c.close()
+			return nil, err
+		}
+		c.nodes = append(c.nodes, n)
+		if err := c.startNode(n); err != nil {
+			c.close()
+			return nil, err
+		}
+	}
+	if err := c.ready(ctx, true); err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// startNode starts n (again, on its data directory), its output appended
+// to a log in its directory.
+func (c *clusterServer) startNode(n *clusterNode) error {
+	if err := os.MkdirAll(n.data, 0o755); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(filepath.Join(c.dir, n.id+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	n.cmd = exec.Command(c.bin, "serve", "--cluster", c.urls, "--shard", c.shard, "--node-id", n.id,
+		"--data", n.data, "--durability", string(c.d), "--resp", n.resp, "--http", n.http)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "ALLOT_") {
+			n.cmd.Env = append(n.cmd.Env, kv)
+		}
+	}
+	n.cmd.Env = append(n.cmd.Env, c.env...)
+	n.cmd.Stdout, n.cmd.Stderr = logf, logf
+	n.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if err := n.cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("allot-cluster: start node %s: %w", n.id, err)
+	}
+	n.exited = make(chan struct{})
+	go func() { n.cmd.Wait(); logf.Close(); close(n.exited) }()
+	return nil
+}
+
+func (n *clusterNode) alive() bool {
+	if n.exited == nil {
+		return false
+	}
+	select {
+	case <-n.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+func (n *clusterNode) kill() {
+	if n.alive() {
+		n.cmd.Process.Signal(syscall.SIGKILL)
+		<-n.exited
+	}
+}
+
+// ready waits until the lease names a live node that acknowledges a
+// write and, with all, every node answers PING (a restarted node has
+// rejoined); without all, nodes that are down are not waited for.
+func (c *clusterServer) ready(ctx context.Context, all bool) error {
+	ctx, cancel := context.WithTimeout(ctx, clusterReady)
+	defer cancel()
+	var last error
+	for ctx.Err() == nil {
+		last = c.probe(ctx, all)
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("allot-cluster: not ready within %v: %v\n%s", clusterReady, last, c.logTails())
+}
+
+func (c *clusterServer) probe(ctx context.Context, all bool) error {
+	for _, n := range c.nodes {
+		if !n.alive() {
+			if all {
+				return fmt.Errorf("node %s exited", n.id)
+			}
+			continue
+		}
+		if err := ping(ctx, n.resp); err != nil && all {
+			return fmt.Errorf("node %s: %w", n.id, err)
+		}
+	}
+	h, err := c.primary(ctx)
+	if err != nil {
+		return err
+	}
+	cl, err := client.New(client.Config{Addr: h.RESP, DialTimeout: time.Second})
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	// A row of its own, which the audit's judgment never looks at.
+	key := inventory.RowKey{SKU: "allot-cluster-probe", Warehouse: "w", Condition: "new", Source: "probe"}
+	_, err = cl.Stock(pctx, key, 1, 1)
+	return err
+}
+
+func ping(ctx context.Context, addr string) error {
+	cl, err := client.New(client.Config{Addr: addr, DialTimeout: time.Second})
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	pctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	return cl.Ping(pctx)
+}
+
+// primary returns the lease's holder, a node of this shard that is alive.
+func (c *clusterServer) primary(ctx context.Context) (cluster.Holder, error) {
+	h, found, err := c.in.Primary(ctx)
+	switch {
+	case err != nil:
+		return h, err
+	case !found:
+		return h, errors.New("nobody holds the lease")
+	}
+	n := c.node(h.Node)
+	if n == nil || !n.alive() {
+		return h, fmt.Errorf("the lease names %s, which is not running", h.Node)
+	}
+	return h, nil
+}
+
+func (c *clusterServer) node(id string) *clusterNode {
+	for _, n := range c.nodes {
+		if n.id == id {
+			return n
+		}
+	}
+	return nil
+}
+
+// Kill crashes what the round's fault names, once every node
+// is up: the last round's victim must have rejoined.
+func (c *clusterServer) Kill(ctx context.Context) error {
+	if err := c.ready(ctx, true); err != nil {
+		return fmt.Errorf("the node killed in the last round did not rejoin: %w", err)
+	}
+	fault := c.faults[c.round%len(c.faults)]
+	c.round++
+	switch fault {
+	case faultKillPrimary, faultKillStandby:
+		h, err := c.primary(ctx)
+		if err != nil {
+			return err
+		}
+		victim := c.node(h.Node)
+		if fault == faultKillStandby {
+			var standbys []*clusterNode
+			for _, n := range c.nodes {
+				if n.id != h.Node {
+					standbys = append(standbys, n)
+				}
+			}
+			victim = standbys[c.rng.IntN(len(standbys))]
+		}
+		victim.kill()
+		fmt.Fprintf(c.log, "allot-cluster: %s: SIGKILL of node %s\n", fault, victim.id)
+		c.restart = func(ctx context.Context) error { return c.startNode(victim) }
+	case faultKillNATS:
+		name := services.NATSNodes[c.rng.IntN(len(services.NATSNodes))]
+		if _, err := services.Kill(ctx, c.up, name); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.log, "allot-cluster: %s: SIGKILL of NATS node %s\n", fault, name)
+		c.restart = func(ctx context.Context) error { return services.Up(ctx, c.up, name) }
+	}
+	return nil
+}
+
+// Start waits until the shard has a primary that takes writes again (for
+// kill-primary, a standby that took over), then restarts what Kill
+// crashed. That node's rejoining is waited for by the next Kill (ready
+// with all), so that the round is judged first: a node that cannot
+// rejoin (its journal holds ops the shard's log lost) fails the audit
+// after the lost ops were counted.
+func (c *clusterServer) Start(ctx context.Context) error {
+	restart := c.restart
+	c.restart = nil
+	if err := c.ready(ctx, false); err != nil {
+		return err
+	}
+	if restart != nil {
+		return restart(ctx)
+	}
+	return nil
+}
+
+// open connects the audit to the shard's primary.
+func (c *clusterServer) open(ctx context.Context, workers int, timeout time.Duration) (store.Store, error) {
+	if err := c.ready(ctx, false); err != nil {
+		return nil, err
+	}
+	h, err := c.primary(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return remote.Open(ctx, store.Config{Addr: h.RESP, Durability: c.d, Workers: workers, Timeout: timeout}, remote.Options{})
+}
+
+func (c *clusterServer) logTails() string {
+	var b strings.Builder
+	for _, n := range c.nodes {
+		out, _ := os.ReadFile(filepath.Join(c.dir, n.id+".log"))
+		if len(out) > 1500 {
+			out = out[len(out)-1500:]
+		}
+		fmt.Fprintf(&b, "--- node %s:\n%s\n", n.id, out)
+	}
+	return b.String()
+}
+
+// close stops the nodes, deletes the shard's JetStream resources and its
+// data directories. The NATS cluster stays up for the next audit; the
+// caller stops it at the end (stopKillServers).
+func (c *clusterServer) close() {
+	for _, n := range c.nodes {
+		n.kill()
+	}
+	if c.in != nil {
+		if err := c.in.DeleteShard(context.Background()); err != nil {
+			fmt.Fprintf(c.log, "allot-cluster: deleting shard %s: %v\n", c.shard, err)
+		}
+		c.in.Close()
+	}
+	os.RemoveAll(c.dir)
+}

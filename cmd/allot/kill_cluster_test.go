@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"allot/bench/kill"
+	"allot/cluster"
+	"allot/server/servertest"
+	"allot/services"
+	"allot/store"
+)
+
+// auditCluster runs the kill audit on a fresh private shard whose nodes get
+// env, killing what faults name; with rejoin it then checks the last
+// round's victim rejoined.
+func auditCluster(t *testing.T, kills int, faults []string, rejoin bool, env ...string) *kill.Result {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a NATS cluster and three allot nodes")
+	}
+	if os.Getenv("ALLOT_BIN") == "" {
+		t.Setenv("ALLOT_BIN", servertest.BuildAllot(t))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	t.Cleanup(func() {
+		if up, err := killServices(""); err == nil {
+			services.Down(context.Background(), up, services.NATS)
+		}
+	})
+	c, err := startCluster(ctx, store.DurabilityFsync, faults, 3, testLog{t}, env...)
+	if err != nil {
+		if os.Getenv("CI") != "true" {
+			t.Skipf("the cluster could not be brought up (CI=true makes this a failure): %v", err)
+		}
+		t.Fatal(err)
+	}
+	defer c.close()
+	res := kill.Run(ctx, kill.Config{
+		Store: "allot-cluster", Durability: store.DurabilityFsync, Kills: kills, Workers: 8, Seed: 5,
+		OpsMax: 20000, Server: c, Log: testLog{t},
+		Open: func(ctx context.Context) (store.Store, error) { return c.open(ctx, 8, 30*time.Second) },
+	})
+	if res.Error == "" && rejoin {
+		// The last round's victim rejoined too.
+		if err := c.ready(ctx, true); err != nil {
+			res.Error = "after the audit: " + err.Error()
+		}
+	}
+	t.Logf("%d kills, %d acknowledged, %d in flight, %d acknowledged lost, %d applied unacknowledged, error %q",
+		res.Kills, res.Acked, res.InFlight, res.LostAcked, res.AppliedUnacked, res.Error)
+	return res
+}
+
+// The audit of a replicated shard: SIGKILL of the primary, of a standby,
+// of a NATS node, and of the primary again; every acknowledged op is in
+// the primary afterwards, and every killed node rejoins.
+func TestClusterKillAudit(t *testing.T) {
+	res := auditCluster(t, 4, clusterFaults, true)
+	if res.Error != "" || res.Failed() || res.Kills != 4 || res.LostAcked != 0 || res.Acked == 0 {
+		t.Fatalf("the audit of a correct shard failed: %+v", res)
+	}
+}
+
+// A primary that acknowledges a frame before JetStream has it loses
+// acknowledged ops when it is killed: the audit must see it.
+func TestClusterKillAuditCatchesAckBeforeAppend(t *testing.T) {
+	res := auditCluster(t, 1, []string{faultKillPrimary}, false, "ALLOT_CLUSTER_FAULT="+cluster.FaultAckBeforeAppend)
+	if res.LostAcked == 0 || !res.Failed() {
+		t.Fatalf("a shard acknowledging before the append passed the audit: %+v", res)
+	}
+}
+
+// testLog sends the audit's lines to the test log.
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(string(p))
+	return len(p), nil
+}
