@@ -144,7 +144,7 @@ func startCluster(ctx context.Context, d store.Durability, faults []string, seed
 			return nil, err
 		}
 	}
-	if err := c.ready(ctx, true); err != nil {
+	if _, err := c.ready(ctx, true); err != nil {
 		c.close()
 		return nil, err
 	}
@@ -211,42 +211,43 @@ func (n *clusterNode) kill() {
 // ready waits until the lease names a live node that acknowledges a
 // write and, with all, every node answers PING (a restarted node has
 // rejoined); without all, nodes that are down are not waited for.
-func (c *clusterServer) ready(ctx context.Context, all bool) error {
+func (c *clusterServer) ready(ctx context.Context, all bool) (cluster.Holder, error) {
 	ctx, cancel := context.WithTimeout(ctx, clusterReady)
 	defer cancel()
 	var last error
 	for ctx.Err() == nil {
-		last = c.probe(ctx, all)
-		if last == nil {
-			return nil
+		var h cluster.Holder
+		if h, last = c.probe(ctx, all); last == nil {
+			return h, nil
 		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("allot-cluster: not ready within %v: %v\n%s", clusterReady, last, c.logTails())
+	return cluster.Holder{}, fmt.Errorf("allot-cluster: not ready within %v: %v\n%s", clusterReady, last, c.logTails())
 }
 
-func (c *clusterServer) probe(ctx context.Context, all bool) error {
+// probe returns the primary once it acknowledged a write.
+func (c *clusterServer) probe(ctx context.Context, all bool) (cluster.Holder, error) {
 	for _, n := range c.nodes {
 		if !n.alive() {
 			if all {
-				return fmt.Errorf("node %s exited", n.id)
+				return cluster.Holder{}, fmt.Errorf("node %s exited", n.id)
 			}
 			continue
 		}
 		if err := ping(ctx, n.resp); err != nil && all {
-			return fmt.Errorf("node %s: %w", n.id, err)
+			return cluster.Holder{}, fmt.Errorf("node %s: %w", n.id, err)
 		}
 	}
 	h, err := c.primary(ctx)
 	if err != nil {
-		return err
+		return h, err
 	}
 	cl, err := client.New(client.Config{Addr: h.RESP, DialTimeout: time.Second})
 	if err != nil {
-		return err
+		return h, err
 	}
 	defer cl.Close()
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -254,7 +255,7 @@ func (c *clusterServer) probe(ctx context.Context, all bool) error {
 	// A row of its own, which the audit's judgment never looks at.
 	key := inventory.RowKey{SKU: "allot-cluster-probe", Warehouse: "w", Condition: "new", Source: "probe"}
 	_, err = cl.Stock(pctx, key, 1, 1)
-	return err
+	return h, err
 }
 
 func ping(ctx context.Context, addr string) error {
@@ -296,17 +297,14 @@ func (c *clusterServer) node(id string) *clusterNode {
 // Kill crashes what the round's fault names, once every node
 // is up: the last round's victim must have rejoined.
 func (c *clusterServer) Kill(ctx context.Context) error {
-	if err := c.ready(ctx, true); err != nil {
+	h, err := c.ready(ctx, true)
+	if err != nil {
 		return fmt.Errorf("the node killed in the last round did not rejoin: %w", err)
 	}
 	fault := c.faults[c.round%len(c.faults)]
 	c.round++
 	switch fault {
 	case faultKillPrimary, faultKillStandby:
-		h, err := c.primary(ctx)
-		if err != nil {
-			return err
-		}
 		victim := c.node(h.Node)
 		if fault == faultKillStandby {
 			var standbys []*clusterNode
@@ -340,7 +338,7 @@ func (c *clusterServer) Kill(ctx context.Context) error {
 func (c *clusterServer) Start(ctx context.Context) error {
 	restart := c.restart
 	c.restart = nil
-	if err := c.ready(ctx, false); err != nil {
+	if _, err := c.ready(ctx, false); err != nil {
 		return err
 	}
 	if restart != nil {
@@ -351,14 +349,33 @@ func (c *clusterServer) Start(ctx context.Context) error {
 
 // open connects the audit to the shard's primary.
 func (c *clusterServer) open(ctx context.Context, workers int, timeout time.Duration) (store.Store, error) {
-	if err := c.ready(ctx, false); err != nil {
-		return nil, err
-	}
-	h, err := c.primary(ctx)
+	h, err := c.ready(ctx, false)
 	if err != nil {
 		return nil, err
 	}
-	return remote.Open(ctx, store.Config{Addr: h.RESP, Durability: c.d, Workers: workers, Timeout: timeout}, remote.Options{})
+	st, err := remote.Open(ctx, store.Config{Addr: h.RESP, Durability: c.d, Workers: workers, Timeout: timeout}, remote.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return &clusterStore{Store: st, c: c}, nil
+}
+
+// clusterStore is the audit's store of a round: the remote store of the
+// primary it opened on, whose Rows reads from whichever node is the
+// primary when it is called. After a kill-primary the round's own address
+// is the restarted victim's, a standby that may not have rejoined yet,
+// and a store opened afresh would not know which rows the round loaded.
+type clusterStore struct {
+	*remote.Store
+	c *clusterServer
+}
+
+func (s *clusterStore) Rows(ctx context.Context) ([]inventory.Row, error) {
+	h, err := s.c.ready(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	return s.Store.RowsAt(ctx, h.RESP)
 }
 
 func (c *clusterServer) logTails() string {

@@ -46,7 +46,7 @@ func auditCluster(t *testing.T, kills int, faults []string, rejoin bool, env ...
 	})
 	if res.Error == "" && rejoin {
 		// The last round's victim rejoined too.
-		if err := c.ready(ctx, true); err != nil {
+		if _, err := c.ready(ctx, true); err != nil {
 			res.Error = "after the audit: " + err.Error()
 		}
 	}

@@ -192,7 +192,25 @@ func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
 
 // Rows reads back the rows of the last Load with pipelined STOCK.GET.
 func (s *Store) Rows(ctx context.Context) ([]inventory.Row, error) {
-	cn, err := s.client.Conn(ctx)
+	return s.rowsVia(ctx, s.client)
+}
+
+// RowsAt is Rows read from the server at addr instead: another node of a
+// cluster (after a failover, the new primary) holding the rows the last
+// Load set.
+func (s *Store) RowsAt(ctx context.Context, addr string) ([]inventory.Row, error) {
+	cfg := s.clientCfg
+	cfg.Addr = addr
+	c, err := client.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return s.rowsVia(ctx, c)
+}
+
+func (s *Store) rowsVia(ctx context.Context, c *client.Client) ([]inventory.Row, error) {
+	cn, err := c.Conn(ctx)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
