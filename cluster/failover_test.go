@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"allot/client"
+	"allot/engine"
 	"allot/inventory"
 	"allot/services"
 )
@@ -414,5 +417,40 @@ func TestGracefulHandover(t *testing.T) {
 	}
 	for _, b := range checkHolds(t, next, &l) {
 		t.Error(b)
+	}
+}
+
+// A node whose data directory holds ops the shard's log does not (here, a
+// single node's, on a new shard) refuses to join: it exits saying what to
+// do, instead of retrying for ever or following the log on top of a
+// history the log never had.
+func TestJournalPastTheLogIsRefused(t *testing.T) {
+	c := newShardCluster(t)
+	dir := filepath.Join(c.dir, "single")
+	e, err := engine.Open(engine.Config{Dir: dir, Durability: engine.DurabilityFsync})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Stock(rowKey("sku0", "w0"), 5, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.bin, "serve", "--cluster", c.urls, "--shard", c.shard, "--node-id", "single",
+		"--data", dir, "--resp", freePort(t), "--http", freePort(t))
+	out, err := cmd.CombinedOutput()
+	switch {
+	case ctx.Err() != nil:
+		t.Fatalf("the node did not exit within a minute:\n%s", out)
+	case err == nil:
+		t.Fatalf("the node exited 0:\n%s", out)
+	}
+	for _, want := range []string{"past the shard's log", "empty data directory"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the node's output does not say %q:\n%s", want, out)
+		}
 	}
 }

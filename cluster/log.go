@@ -146,6 +146,13 @@ func lsnOf(h nats.Header, name string) (uint64, error) {
 // (trimmed behind a snapshot): the node needs the stored snapshot.
 var errBehindLog = errors.New("cluster: the log is trimmed past this node's journal")
 
+// errPastLog: the node's journal holds ops the shard's log does not. A
+// node's journal is always a prefix of the log (the primary writes a frame
+// locally only once the log has it), so this is a data directory of a
+// single node, of another shard, or of a log that was deleted: following
+// the log on top of it would mix two histories.
+var errPastLog = errors.New("cluster: the data directory holds ops the shard's log does not")
+
 // seqAfter returns the sequence of the log's first message whose LSN is
 // past lsn: the frame that holds op lsn+1, or last+1 when the log holds
 // nothing after lsn. It fails with errBehindLog when op lsn+1 was trimmed.
@@ -168,7 +175,7 @@ func (l *shardLog) seqAfter(ctx context.Context, lsn uint64) (uint64, error) {
 		case stored.lsn > lsn:
 			return 0, errBehindLog
 		case stored.lsn < lsn:
-			return 0, fmt.Errorf("cluster: this node's journal ends at op %d, past the shard's log (at op %d): was the log deleted?", lsn, stored.lsn)
+			return 0, fmt.Errorf("%w: this node's journal ends at op %d, past the shard's log (at op %d)", errPastLog, lsn, stored.lsn)
 		}
 		return last + 1, nil
 	}
@@ -195,7 +202,7 @@ func (l *shardLog) seqAfter(ctx context.Context, lsn uint64) (uint64, error) {
 			return 0, err
 		}
 		if v, _ := lsnOf(m.Header, headerLSN); v < lsn {
-			return 0, fmt.Errorf("cluster: this node's journal ends at op %d, past the shard's log (at op %d)", lsn, v)
+			return 0, fmt.Errorf("%w: this node's journal ends at op %d, past the shard's log (at op %d)", errPastLog, lsn, v)
 		}
 		return lo, nil
 	}

@@ -143,7 +143,7 @@ func (n *node) openEngine(ctx context.Context) (*engine.Engine, uint64, error) {
 	if !errors.Is(err, errBehindLog) {
 		if err != nil {
 			e.Close()
-			return nil, 0, err
+			return nil, 0, pastLogFatal(err)
 		}
 		return e, from, nil
 	}
@@ -159,9 +159,18 @@ func (n *node) openEngine(ctx context.Context) (*engine.Engine, uint64, error) {
 	}
 	if from, err = n.log.seqAfter(ctx, e.DurableLSN()); err != nil {
 		e.Close()
-		return nil, 0, err
+		return nil, 0, pastLogFatal(err)
 	}
 	return e, from, nil
+}
+
+// pastLogFatal makes errPastLog end the node, which retrying cannot mend,
+// and says what to do; other errors stay as they are.
+func pastLogFatal(err error) error {
+	if !errors.Is(err, errPastLog) {
+		return err
+	}
+	return &fatalError{fmt.Errorf("%w; start the node on an empty data directory, and it catches up from the log (a cluster cannot be seeded from an existing data directory)", err)}
 }
 
 // standby follows the log from message from until this node takes the
