@@ -129,23 +129,7 @@ func TestCrashKeepsSyncedNeverMore(t *testing.T) {
 			fs := vfs.NewMem()
 			ops := genOps(seed, 3000)
 			j, _, _ := open(t, fs, 1<<14)
-			synced := 0
-			for i := 0; i < len(ops); {
-				n := min(1+rng.IntN(40), len(ops)-i)
-				for k := 0; k < n; k++ {
-					j.Add(&ops[i+k])
-				}
-				if err := j.Write(); err != nil {
-					t.Fatal(err)
-				}
-				i += n
-				if rng.IntN(3) == 0 {
-					if err := j.Sync(); err != nil {
-						t.Fatal(err)
-					}
-					synced = i
-				}
-			}
+			synced := writeInChunks(t, j, ops, rng, 40, 3)
 			mode := rng.IntN(3)
 			crashed := fs.Crash(func(_ string, unsynced int) int {
 				switch mode {
@@ -426,4 +410,28 @@ func TestMmapOnTheRealFileSystem(t *testing.T) {
 	if rec.LastLSN != 5000 || !slices.Equal(st.Rows(), stateAfter(ops)) {
 		t.Fatalf("recovery %+v", rec)
 	}
+}
+
+// writeInChunks adds ops to j in frames of 1 to chunkMax ops, writing each,
+// and syncs after one frame in syncOneIn; it returns how many ops the last
+// sync covered.
+func writeInChunks(t *testing.T, j *Journal, ops []inventory.Op, rng *rand.Rand, chunkMax, syncOneIn int) (synced int) {
+	t.Helper()
+	for i := 0; i < len(ops); {
+		n := min(1+rng.IntN(chunkMax), len(ops)-i)
+		for k := 0; k < n; k++ {
+			j.Add(&ops[i+k])
+		}
+		if err := j.Write(); err != nil {
+			t.Fatal(err)
+		}
+		i += n
+		if rng.IntN(syncOneIn) == 0 {
+			if err := j.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			synced = i
+		}
+	}
+	return synced
 }

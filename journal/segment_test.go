@@ -242,23 +242,7 @@ func TestMappedUnsyncedJournalSurvivesPowerCuts(t *testing.T) {
 		if j.mapped == nil {
 			t.Fatal("the segment is not mapped")
 		}
-		synced := 0
-		for i := 0; i < len(ops); {
-			n := min(1+rng.IntN(20), len(ops)-i)
-			for k := 0; k < n; k++ {
-				j.Add(&ops[i+k])
-			}
-			if err := j.Write(); err != nil {
-				t.Fatal(err)
-			}
-			i += n
-			if rng.IntN(50) == 0 {
-				if err := j.Sync(); err != nil {
-					t.Fatal(err)
-				}
-				synced = i
-			}
-		}
+		synced := writeInChunks(t, j, ops, rng, 20, 50)
 		j.waitRetired() // the background syncs of full segments are done
 		crashed := fs.CrashPages(func(string, int64) int {
 			return []int{0, pageBytes, rng.IntN(pageBytes)}[rng.IntN(3)]
