@@ -57,7 +57,7 @@ func (n *natsCluster) stopAll() {
 }
 
 // privateNATS brings the private NATS cluster up once per test process.
-func privateNATS(t *testing.T) (services.Config, string) {
+func privateNATS(t testing.TB) (services.Config, string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a NATS cluster and allot servers")
@@ -90,7 +90,7 @@ func privateNATS(t *testing.T) (services.Config, string) {
 // shardCluster is one test's shard: its nodes and a NATS connection to
 // read the lease and the log.
 type shardCluster struct {
-	t     *testing.T
+	t     testing.TB
 	bin   string
 	urls  string
 	nats  services.Config
@@ -100,6 +100,8 @@ type shardCluster struct {
 	nodes map[string]*nodeProc
 	js    jetstream.JetStream
 	names names
+
+	stopped sync.Once
 }
 
 type nodeProc struct {
@@ -111,14 +113,20 @@ type nodeProc struct {
 	cli                  *client.Client
 }
 
-func newShardCluster(t *testing.T, env ...string) *shardCluster {
+func newShardCluster(t testing.TB, env ...string) *shardCluster {
 	t.Helper()
-	ncfg, urls := privateNATS(t)
-	bin := servertest.BuildAllot(t)
 	shard := fmt.Sprintf("t%d_%s", time.Now().UnixNano()%1e9, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
 	if len(shard) > 32 {
 		shard = shard[:32]
 	}
+	return newNamedShard(t, shard, env...)
+}
+
+// newNamedShard is newShardCluster for a shard of a given name.
+func newNamedShard(t testing.TB, shard string, env ...string) *shardCluster {
+	t.Helper()
+	ncfg, urls := privateNATS(t)
+	bin := servertest.BuildAllot(t)
 	nc, err := nats.Connect(urls, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -134,20 +142,25 @@ func newShardCluster(t *testing.T, env ...string) *shardCluster {
 	}
 	c := &shardCluster{t: t, bin: bin, urls: urls, nats: ncfg, shard: shard, dir: t.TempDir(), env: env,
 		nodes: map[string]*nodeProc{}, js: js, names: n}
-	t.Cleanup(func() {
+	t.Cleanup(c.stop)
+	return c
+}
+
+// stop kills the nodes and deletes the shard's JetStream resources (once).
+func (c *shardCluster) stop() {
+	c.stopped.Do(func() {
 		for _, p := range c.nodes {
 			p.kill(syscall.SIGKILL)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		js.DeleteStream(ctx, n.stream)
-		js.DeleteKeyValue(ctx, n.lease)
-		js.DeleteObjectStore(ctx, n.snaps)
+		c.js.DeleteStream(ctx, c.names.stream)
+		c.js.DeleteKeyValue(ctx, c.names.lease)
+		c.js.DeleteObjectStore(ctx, c.names.snaps)
 	})
-	return c
 }
 
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -43,14 +43,19 @@ func Inspect(urls, shard string) (*Inspector, error) {
 // Primary returns the lease's holder; found is false when nobody holds
 // it (it lapsed, or the shard has no lease bucket yet).
 func (in *Inspector) Primary(ctx context.Context) (h Holder, found bool, err error) {
+	return readHolder(ctx, in.js, in.names)
+}
+
+// readHolder reads the lease of the shard named n.
+func readHolder(ctx context.Context, js jetstream.JetStream, n names) (h Holder, found bool, err error) {
 	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	kv, err := in.js.KeyValue(rctx, in.names.lease)
+	kv, err := js.KeyValue(rctx, n.lease)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		return h, false, nil
 	}
 	if err != nil {
-		return h, false, fmt.Errorf("cluster: the lease bucket %s: %w", in.names.lease, err)
+		return h, false, fmt.Errorf("cluster: the lease bucket %s: %w", n.lease, err)
 	}
 	e, err := kv.Get(rctx, leaseKey)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {

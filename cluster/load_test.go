@@ -62,7 +62,7 @@ func (l *holdLoad) acked() (n int) {
 }
 
 // stockLoad stocks the rows the load holds from, through node p.
-func stockLoad(t *testing.T, p *nodeProc) {
+func stockLoad(t testing.TB, p *nodeProc) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -53,7 +53,14 @@ func openShard(ctx context.Context, urls, shard, node string, leaseTTL time.Dura
 	}
 	l := &shardLog{names: n, nc: nc, js: js}
 	for {
-		err = l.create(ctx, leaseTTL)
+		err = l.checkShard(ctx, shard)
+		if errors.Is(err, errNotInMap) {
+			nc.Close()
+			return nil, &ConfigError{err}
+		}
+		if err == nil {
+			err = l.create(ctx, leaseTTL)
+		}
 		if err == nil {
 			return l, nil
 		}
@@ -81,6 +88,13 @@ func connect(urls, name string) (*nats.Conn, jetstream.JetStream, error) {
 		return nil, nil, fmt.Errorf("cluster: jetstream: %w", err)
 	}
 	return nc, js, nil
+}
+
+// checkShard refuses a shard the cluster's shard map does not name.
+func (l *shardLog) checkShard(ctx context.Context, shard string) error {
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return checkShard(rctx, l.js, shard)
 }
 
 func (l *shardLog) create(ctx context.Context, leaseTTL time.Duration) error {

@@ -1,0 +1,333 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"allot/client"
+	"allot/inventory"
+)
+
+// RouterConfig configures a Router.
+type RouterConfig struct {
+	// URLs are the cluster's NATS servers, comma-separated.
+	URLs string
+	// Coordinator names this router in the records of its cross-shard
+	// holds and orders (default <hostname>-<pid>). A router restarted
+	// under the same name recovers its own unfinished ones at once
+	// (Recover); others' only after RecoverAfter.
+	Coordinator string
+	// Client holds the settings of each shard's connection pool; Addr is
+	// ignored (each shard's comes from its lease).
+	Client client.Config
+	// HoldTTL is the TTL of the holds of a cross-shard order (default
+	// 30s): the last safety net if its coordinator dies and is never
+	// recovered.
+	HoldTTL time.Duration
+	// CommitMargin: a cross-shard order or hold is confirmed only while
+	// each of its parts is at least this far from its deadline (default
+	// 2s); closer, it is cancelled (an order) or reported expired (a hold),
+	// so that no part can expire while another is confirmed.
+	CommitMargin time.Duration
+	// Retention is how long the records of cross-shard holds and orders
+	// are kept (default 24h): a repeat within it gets the first outcome.
+	Retention time.Duration
+	// RetryFor is how long a call to a shard keeps retrying while the
+	// shard has no reachable primary (a failover) (default 10s).
+	RetryFor time.Duration
+	// RecoverAfter: Recover finishes another coordinator's record once it
+	// is this old (default 30s).
+	RecoverAfter time.Duration
+	// Fault breaks the protocol on purpose, for the test that proves the
+	// cross-shard test can fail: FaultNoDecision. Empty in any real use.
+	Fault string
+	// Logger receives recoveries and failures (default: none).
+	Logger *slog.Logger
+}
+
+// FaultNoDecision confirms a cross-shard order's parts without first
+// recording the decision: a coordinator that dies among the confirms
+// leaves a record that says "holding", and recovery cancels what is left.
+const FaultNoDecision = "no-decision"
+
+// Validate fills defaults and checks the fields.
+func (c *RouterConfig) Validate() error {
+	if strings.TrimSpace(c.URLs) == "" {
+		return errors.New("cluster: no NATS URL given")
+	}
+	if c.Coordinator == "" {
+		host, _ := os.Hostname()
+		c.Coordinator = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if d := inventory.CheckID(c.Coordinator); d != "" {
+		return fmt.Errorf("cluster: coordinator name %s", d)
+	}
+	if c.HoldTTL == 0 {
+		c.HoldTTL = 30 * time.Second
+	}
+	if c.CommitMargin == 0 {
+		c.CommitMargin = 2 * time.Second
+	}
+	if c.Retention == 0 {
+		c.Retention = 24 * time.Hour
+	}
+	if c.RetryFor == 0 {
+		c.RetryFor = 10 * time.Second
+	}
+	if c.RecoverAfter == 0 {
+		c.RecoverAfter = 30 * time.Second
+	}
+	if c.HoldTTL <= c.CommitMargin {
+		return fmt.Errorf("cluster: hold TTL %v must exceed the commit margin %v", c.HoldTTL, c.CommitMargin)
+	}
+	if c.HoldTTL.Milliseconds() > 604800000 {
+		return fmt.Errorf("cluster: hold TTL %v is over 7 days", c.HoldTTL)
+	}
+	switch c.Fault {
+	case "", FaultNoDecision:
+	default:
+		return fmt.Errorf("cluster: unknown router fault %q", c.Fault)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	c.Client.Addr = "127.0.0.1:1" // each shard's is set when its pool is made
+	return c.Client.Validate()
+}
+
+// Router is a client of a sharded cluster: it sends each op to the
+// primary of the shard that holds its group, follows failovers, and runs
+// holds and orders whose lines span shards as two-phase holds (orders.go).
+type Router struct {
+	cfg    RouterConfig
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	m      ShardMap
+	orders jetstream.KeyValue
+	names  map[string]names
+
+	mu    sync.Mutex
+	pools map[string]*client.Client // by shard: a pool to the primary the lease named
+
+	seq   atomic.Uint64
+	start int64
+	// crash, when set (tests), is asked before each step of a
+	// cross-shard order; true stops the order there, as if its
+	// coordinator died (errCrashed).
+	crash func(step string, part int) bool
+}
+
+// NewRouter connects to the cluster and reads its shard map (a cluster
+// without one is the single shard "main").
+func NewRouter(ctx context.Context, cfg RouterConfig) (*Router, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	nc, js, err := connect(cfg.URLs, "allot router "+cfg.Coordinator)
+	if err != nil {
+		return nil, err
+	}
+	r := &Router{cfg: cfg, nc: nc, js: js, names: map[string]names{}, pools: map[string]*client.Client{},
+		start: time.Now().UnixNano()}
+	fail := func(err error) (*Router, error) { nc.Close(); return nil, err }
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	m, found, err := readShardMap(rctx, js)
+	if err != nil {
+		return fail(err)
+	}
+	if !found {
+		m = ShardMap{Shards: []string{"main"}, Hash: HashFNV1a}
+	}
+	r.m = m
+	for _, s := range m.Shards {
+		n, err := namesOf(s)
+		if err != nil {
+			return fail(err)
+		}
+		r.names[s] = n
+	}
+	if r.orders, err = ordersKV(rctx, js, cfg.Retention); err != nil {
+		return fail(err)
+	}
+	return r, nil
+}
+
+// ordersKV opens the records' bucket, creating it (with retention) when it
+// is missing. Its reads go to the stream's leader: a direct get may be
+// answered by a replica that has not seen the last write, and a decision
+// read from a stale record would be refused by the compare-and-set only
+// after a wasted round.
+func ordersKV(ctx context.Context, js jetstream.JetStream, retention time.Duration) (jetstream.KeyValue, error) {
+	kv, err := js.KeyValue(ctx, ordersBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket: ordersBucket, History: 1, TTL: retention, Storage: jetstream.FileStorage, Replicas: 3,
+			Description: "allot cross-shard holds and orders: each one's lines and the coordinator's decision"})
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			kv, err = js.KeyValue(ctx, ordersBucket)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster: the orders bucket %s: %w", ordersBucket, err)
+	}
+	s, err := js.Stream(ctx, "KV_"+ordersBucket)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: the orders bucket's stream: %w", err)
+	}
+	if cfg := s.CachedInfo().Config; cfg.AllowDirect {
+		cfg.AllowDirect = false
+		if _, err := js.UpdateStream(ctx, cfg); err != nil {
+			return nil, fmt.Errorf("cluster: make the orders bucket read from its leader: %w", err)
+		}
+		if kv, err = js.KeyValue(ctx, ordersBucket); err != nil {
+			return nil, fmt.Errorf("cluster: the orders bucket %s: %w", ordersBucket, err)
+		}
+	}
+	return kv, nil
+}
+
+// Map returns the cluster's shard map.
+func (r *Router) Map() ShardMap { return r.m }
+
+// Close closes the pools and the NATS connection.
+func (r *Router) Close() {
+	r.mu.Lock()
+	for _, p := range r.pools {
+		p.Close()
+	}
+	r.pools = map[string]*client.Client{}
+	r.mu.Unlock()
+	r.nc.Close()
+}
+
+// errNoPrimary: the shard's lease names nobody (a failover under way).
+var errNoPrimary = fmt.Errorf("cluster: the shard has no primary: %w", client.ErrUnavailable)
+
+// pool returns the pool to shard's primary, reading the lease when there
+// is none.
+func (r *Router) pool(ctx context.Context, shard string) (*client.Client, error) {
+	r.mu.Lock()
+	p := r.pools[shard]
+	r.mu.Unlock()
+	if p != nil {
+		return p, nil
+	}
+	h, found, err := readHolder(ctx, r.js, r.names[shard])
+	if err != nil {
+		return nil, err
+	}
+	if !found || h.RESP == "" {
+		return nil, fmt.Errorf("shard %s: %w", shard, errNoPrimary)
+	}
+	cfg := r.cfg.Client
+	cfg.Addr = h.RESP
+	p, err = client.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old := r.pools[shard]; old != nil {
+		p.Close()
+		return old, nil
+	}
+	r.pools[shard] = p
+	return p, nil
+}
+
+// forget drops shard's pool p (its primary failed us), so that the next
+// call reads the lease again.
+func (r *Router) forget(shard string, p *client.Client) {
+	r.mu.Lock()
+	if r.pools[shard] == p {
+		delete(r.pools, shard)
+		defer p.Close()
+	}
+	r.mu.Unlock()
+}
+
+// call runs op on shard's primary. A refusal (the primary is gone, or
+// changed) is retried for RetryFor, on whichever node the lease names;
+// an unknown outcome is retried the same way when repeating op cannot
+// apply it twice (client.Client.Do's rule).
+func (r *Router) call(ctx context.Context, shard string, op inventory.Op) (inventory.Result, error) {
+	deadline := time.Now().Add(r.cfg.RetryFor)
+	for {
+		p, err := r.pool(ctx, shard)
+		var res inventory.Result
+		if err == nil {
+			res, err = p.Do(ctx, op, nil)
+			if err == nil {
+				return res, nil
+			}
+			r.forget(shard, p)
+		}
+		if !retryable(&op, err) || ctx.Err() != nil || time.Now().After(deadline) {
+			return res, fmt.Errorf("shard %s: %w", shard, err)
+		}
+		select {
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// retryable: a refusal, a connection never made, or an unknown outcome of
+// an op that is safe to repeat.
+func retryable(op *inventory.Op, err error) bool {
+	if errors.Is(err, client.ErrUnavailable) || errors.Is(err, client.ErrConnect) {
+		return true
+	}
+	var se *client.ServerError
+	if errors.As(err, &se) && !errors.Is(err, client.ErrOutcomeUnknown) {
+		return false // a reply of the server's that is not a refusal
+	}
+	switch op.Kind {
+	case inventory.KindHold, inventory.KindConfirm, inventory.KindCancel,
+		inventory.KindGet, inventory.KindAvailable, inventory.KindHoldGet:
+		return true
+	}
+	return op.IdempotencyKey != ""
+}
+
+// Do runs op on the shard that holds its group: a capture, release,
+// stock, get or available; a hold, order, confirm, cancel or hold-get
+// goes to Hold, Order, Confirm, Cancel or HoldGet. lines is the buffer
+// for a capture's allocation.
+func (r *Router) Do(ctx context.Context, op inventory.Op, lines []inventory.Line) (inventory.Result, error) {
+	switch op.Kind {
+	case inventory.KindHold:
+		return r.Hold(ctx, op.Hold, time.Duration(op.TTL)*time.Millisecond, op.Lines)
+	case inventory.KindOrder:
+		return r.Order(ctx, op.IdempotencyKey, op.Lines)
+	case inventory.KindConfirm:
+		return r.Confirm(ctx, op.Hold)
+	case inventory.KindCancel:
+		return r.Cancel(ctx, op.Hold)
+	case inventory.KindHoldGet:
+		return r.HoldGet(ctx, op.Hold)
+	case inventory.KindCapture, inventory.KindRelease, inventory.KindStock, inventory.KindGet, inventory.KindAvailable:
+	default:
+		return inventory.Result{}, fmt.Errorf("cluster: the router does not route %s", op.Kind)
+	}
+	if d := op.Check(); d != "" {
+		return inventory.Result{Code: inventory.CodeInvalid, Detail: d}, nil
+	}
+	res, err := r.call(ctx, r.m.Of(op.Key.Group()), op)
+	if err == nil && op.Kind == inventory.KindCapture && lines != nil {
+		res.Lines = append(lines[:0], res.Lines...)
+	}
+	return res, err
+}
