@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -487,5 +488,39 @@ func BenchmarkShardedOrders(b *testing.B) {
 			}
 		})
 		sc.stop()
+	}
+}
+
+// TestCrossShardOrdersAcrossFailover kills the primary of one shard while
+// orders run across shards: the router follows the lease to the standby,
+// every acknowledged order is confirmed on every shard, and no order is
+// left half done.
+func TestCrossShardOrdersAcrossFailover(t *testing.T) {
+	sc := newSharded(t, 2)
+	s0 := sc.shards["s0"]
+	s0.start("n2")
+	r := sc.router("setup", nil)
+	groups := stockGroups(t, r, "k", 10, 1000)
+	killed := make(chan string, 1)
+	go func() {
+		time.Sleep(2 * time.Second)
+		id := s0.primary()
+		if p := s0.nodes[id]; p != nil {
+			p.kill(syscall.SIGKILL)
+		}
+		killed <- id
+	}()
+	never := func(*rand.Rand, string, int) bool { return false }
+	orders := runCrashingOrders(t, sc, groups, 4, 400, 4, nil, never)
+	id := <-killed
+	if id == "" {
+		t.Fatal("shard s0 had no primary to kill")
+	}
+	after := s0.waitPrimary(id, 30*time.Second)
+	t.Logf("killed %s of shard s0; %s took over; %d orders", id, after.id, len(orders))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if bad := checkOrders(ctx, r, orders, groups, 2000); len(bad) > 0 {
+		t.Fatalf("%d violations:\n%s", len(bad), strings.Join(bad, "\n"))
 	}
 }
