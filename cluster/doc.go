@@ -38,4 +38,11 @@
 //
 // Leadership is a lease for liveness only: safety never depends on clocks,
 // only on the log's sequence check.
+//
+// Several shards: a shard map (shardmap.go, fixed when the cluster is
+// made) hashes each group to a shard, and a node refuses a shard the map
+// does not name. Router (router.go) is the client side: it routes each op
+// by group to its shard's primary (the lease names it) and runs a hold or
+// an order whose lines span shards as two-phase holds with the decision
+// recorded first (orders.go).
 package cluster
