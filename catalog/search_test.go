@@ -165,7 +165,7 @@ func TestBruteForceCatchesUnfoldedPrefix(t *testing.T) {
 			if !m.match(k) {
 				return false
 			}
-			out = append(out, Result{k.e.sku, k.e.title, k.e.brand.name, 0})
+			out = append(out, Result{k.e.sku, k.e.title(), k.e.brand.name, 0})
 			return true
 		})
 		return out

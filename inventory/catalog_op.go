@@ -3,6 +3,7 @@ package inventory
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"allot/catalog"
 )
@@ -50,8 +51,14 @@ func (s *State) catalogOrNew() *catalog.Catalog {
 // and source), saturated at math.MaxInt64; 0 for a SKU without rows. It
 // is what each search result carries.
 func (s *State) SKUAvailable(sku string) int64 {
+	return skuAvailable(s.skus[sku])
+}
+
+// skuAvailable sums the groups of a SKU from its first, saturated at
+// MaxInt64 (0 for none).
+func skuAvailable(g *group) int64 {
 	var total int64
-	for _, g := range s.skus[sku] {
+	for ; g != nil; g = g.nextInSKU {
 		n := g.available()
 		if total > math.MaxInt64-n {
 			return math.MaxInt64
@@ -59,6 +66,20 @@ func (s *State) SKUAvailable(sku string) int64 {
 		total += n
 	}
 	return total
+}
+
+// linkedAvailable is SKUAvailable through a catalog record's link
+// (catalog.SearchLinked): the SKU's first group, looked up on the
+// record's first result that finds one.
+func (s *State) linkedAvailable(sku string, link *unsafe.Pointer) int64 {
+	g := (*group)(*link)
+	if g == nil {
+		if g = s.skus[sku]; g == nil {
+			return 0
+		}
+		*link = unsafe.Pointer(g)
+	}
+	return skuAvailable(g)
 }
 
 // CatalogLen returns the number of catalog records.
@@ -194,7 +215,7 @@ func init() {
 			if out == nil {
 				out = make([]catalog.Result, 0, min(op.Query.Limit, 64))
 			}
-			hits, d := s.catalog.Search(*op.Query, s.SKUAvailable, out)
+			hits, d := s.catalog.SearchLinked(*op.Query, s.linkedAvailable, out)
 			if d != "" {
 				res.Code, res.Detail = CodeInvalid, d
 				return

@@ -33,7 +33,7 @@ type State struct {
 	// can freeze them by their chunk pointers (see Frozen).
 	rowChunks []*[chunkLen]row
 	rowsN     int
-	skus      map[string][]*group // in creation order; sorted on read
+	skus      map[string]*group // each SKU's first group; the rest follow by nextInSKU, in creation order
 
 	// now is the time of the batch being applied, in milliseconds: the
 	// engine's writer stamps each batch and journals the stamp; replay
@@ -105,6 +105,11 @@ type group struct {
 	rows    []*row // ascending warehouse order
 	totalHi uint64
 	totalLo uint64
+	// nextInSKU is the SKU's next group (State.skus holds the first): a
+	// catalog record links to its SKU's first group, and a search result's
+	// units then cost no map lookup (catalog_op.go). Groups are never
+	// removed, so a link stays good. The struct stays in its 96-byte class.
+	nextInSKU *group
 }
 
 // NewState returns an empty state.
@@ -112,7 +117,7 @@ func NewState() *State {
 	return &State{
 		rows:      make(map[RowKey]*row),
 		groups:    make(map[GroupKey]*group),
-		skus:      make(map[string][]*group),
+		skus:      make(map[string]*group),
 		retention: RetentionDefault,
 		holds:     make(map[string]*hold),
 		keys:      newKeyTable(),
@@ -335,7 +340,15 @@ func (s *State) insert(k RowKey) *row {
 	if g == nil {
 		g = &group{key: gk}
 		s.groups[gk] = g
-		s.skus[k.SKU] = append(s.skus[k.SKU], g)
+		if first := s.skus[k.SKU]; first == nil {
+			s.skus[k.SKU] = g
+		} else {
+			last := first
+			for last.nextInSKU != nil {
+				last = last.nextInSKU
+			}
+			last.nextInSKU = g
+		}
 	}
 	r := s.newRow()
 	r.key, r.group = k, g
@@ -387,7 +400,7 @@ func (s *State) Available(g GroupKey) int64 {
 // source).
 func (s *State) RowsOfSKU(sku string) []Row {
 	var out []Row
-	for _, g := range s.skus[sku] {
+	for g := s.skus[sku]; g != nil; g = g.nextInSKU {
 		for _, r := range g.rows {
 			out = append(out, Row{Key: r.key, Count: r.count, Price: r.price})
 		}
