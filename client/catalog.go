@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"unsafe"
 
@@ -93,6 +95,62 @@ func (cn *Conn) CatalogGet(ctx context.Context, sku string) (r catalog.Record, f
 
 // Search sends SEARCH for q and appends the results to out.
 func (cn *Conn) Search(ctx context.Context, q catalog.Query, out []catalog.Result) ([]catalog.Result, error) {
+	if err := cn.begin(ctx); err != nil {
+		return out, err
+	}
+	cn.out = appendSearch(cn.out[:0], q)
+	if err := cn.flush(); err != nil {
+		return out, cn.fail(ctx, err)
+	}
+	out, err := cn.readSearch(out)
+	if err != nil {
+		var se *ServerError
+		if errors.As(err, &se) {
+			return out, err // an error reply: the connection stays usable
+		}
+		return out, cn.fail(ctx, err)
+	}
+	return out, nil
+}
+
+// SearchPipeline sends a SEARCH for each of qs in one write, then reads
+// the replies in order: outs[i] gets qs[i]'s results (appended to
+// outs[i][:0], so a caller that keeps outs between calls does not
+// allocate for them). len(outs) must be at least len(qs). An error reply
+// (a query outside the contract) leaves the connection usable and is
+// returned, the first one, after every reply was read.
+func (cn *Conn) SearchPipeline(ctx context.Context, qs []catalog.Query, outs [][]catalog.Result) error {
+	if len(outs) < len(qs) {
+		return fmt.Errorf("client: %d result slices for %d queries", len(outs), len(qs))
+	}
+	if err := cn.begin(ctx); err != nil {
+		return err
+	}
+	cn.out = cn.out[:0]
+	for _, q := range qs {
+		cn.out = appendSearch(cn.out, q)
+	}
+	if err := cn.flush(); err != nil {
+		return cn.fail(ctx, err)
+	}
+	var first error
+	for i := range qs {
+		var err error
+		if outs[i], err = cn.readSearch(outs[i][:0]); err != nil {
+			var se *ServerError
+			if !errors.As(err, &se) {
+				return cn.fail(ctx, err)
+			}
+			if first == nil {
+				first = fmt.Errorf("client: query %d of the pipeline: %w", i, err)
+			}
+		}
+	}
+	return first
+}
+
+// appendSearch appends q as a SEARCH command.
+func appendSearch(b []byte, q catalog.Query) []byte {
 	var argv [8]string
 	var nums [2][20]byte
 	args := append(argv[:0], "SEARCH", q.Prefix)
@@ -105,56 +163,66 @@ func (cn *Conn) Search(ctx context.Context, q catalog.Query, out []catalog.Resul
 	if q.Limit != 0 {
 		args = append(args, "LIMIT", unsafeString(strconv.AppendInt(nums[1][:0], int64(q.Limit), 10)))
 	}
+	return appendCommand(b, args...)
+}
+
+// readSearch reads one SEARCH reply and appends its results to out; an
+// error reply is a *ServerError (the reply was read whole).
+func (cn *Conn) readSearch(out []catalog.Result) ([]catalog.Result, error) {
+	line, err := cn.line()
+	if err != nil {
+		return out, err
+	}
+	if len(line) > 0 && line[0] == '-' {
+		return out, &ServerError{Msg: string(line[1:])}
+	}
+	n, ok := header(line, '*')
+	if !ok || n < 0 || n > catalog.LimitMax {
+		return out, unexpected("SEARCH", line)
+	}
+	// Every result's SKU, title and brand are gathered into one buffer and
+	// made strings with one allocation for the whole reply (instead of
+	// three per result); spans holds each one's end.
 	first := len(out)
-	err := cn.simple(ctx, "SEARCH", args, func(line []byte) error {
-		n, ok := header(line, '*')
-		if !ok || n < 0 || n > catalog.LimitMax {
-			return unexpected("SEARCH", line)
+	text, spans := cn.searchText[:0], cn.searchSpans[:0]
+	for range n {
+		line, err := cn.line()
+		if err != nil {
+			return out, err
 		}
-		// Every result's SKU, title and brand are gathered into one buffer
-		// and made strings with one allocation for the whole reply
-		// (instead of three per result); spans holds each one's end.
-		text, spans := cn.searchText[:0], cn.searchSpans[:0]
-		for range n {
+		if k, ok := header(line, '*'); !ok || k != 4 {
+			return out, unexpected("SEARCH", line)
+		}
+		for range 3 {
 			line, err := cn.line()
 			if err != nil {
-				return err
+				return out, err
 			}
-			if k, ok := header(line, '*'); !ok || k != 4 {
-				return unexpected("SEARCH", line)
+			if len(line) == 0 || line[0] != '$' {
+				return out, unexpected("SEARCH", line)
 			}
-			for range 3 {
-				line, err := cn.line()
-				if err != nil {
-					return err
-				}
-				if len(line) == 0 || line[0] != '$' {
-					return unexpected("SEARCH", line)
-				}
-				b, err := cn.bulk(line)
-				if err != nil {
-					return err
-				}
-				text = append(text, b...)
-				spans = append(spans, len(text))
-			}
-			avail, err := cn.integer("SEARCH")
+			b, err := cn.bulk(line)
 			if err != nil {
-				return err
+				return out, err
 			}
-			out = append(out, catalog.Result{Available: avail})
+			text = append(text, b...)
+			spans = append(spans, len(text))
 		}
-		all, from := string(text), 0
-		for i := range n {
-			r := &out[first+i]
-			r.SKU, from = all[from:spans[3*i]], spans[3*i]
-			r.Title, from = all[from:spans[3*i+1]], spans[3*i+1]
-			r.Brand, from = all[from:spans[3*i+2]], spans[3*i+2]
+		avail, err := cn.integer("SEARCH")
+		if err != nil {
+			return out, err
 		}
-		cn.searchText, cn.searchSpans = text[:0], spans[:0]
-		return nil
-	})
-	return out, err
+		out = append(out, catalog.Result{Available: avail})
+	}
+	all, from := string(text), 0
+	for i := range n {
+		r := &out[first+i]
+		r.SKU, from = all[from:spans[3*i]], spans[3*i]
+		r.Title, from = all[from:spans[3*i+1]], spans[3*i+1]
+		r.Brand, from = all[from:spans[3*i+2]], spans[3*i+2]
+	}
+	cn.searchText, cn.searchSpans = text[:0], spans[:0]
+	return out, nil
 }
 
 // simple sends one command and reads its reply: an error reply becomes a

@@ -37,6 +37,15 @@ type SearchSession interface {
 	Search(ctx context.Context, q catalog.Query, out []catalog.Result) ([]catalog.Result, error)
 }
 
+// SearchPipeliner is an optional SearchSession capability: several
+// queries in flight on one session (the bench's --pipeline for the search
+// workload). SearchPipeline runs qs in order and puts qs[i]'s results into
+// outs[i] (appended to outs[i][:0]); len(outs) >= len(qs). An error means
+// some queries failed; outs is then not meaningful.
+type SearchPipeliner interface {
+	SearchPipeline(ctx context.Context, qs []catalog.Query, outs [][]catalog.Result) error
+}
+
 // SKUUnits sums rows' counts per SKU, saturated at math.MaxInt64 as the
 // engine does: what a search result's "available" is.
 func SKUUnits(rows []inventory.Row) map[string]int64 {

@@ -81,6 +81,13 @@ func Run(ctx context.Context, w *Workload, opt Options, cfg bench.RunConfig, st 
 			return nil, fmt.Errorf("%w: %s sessions cannot search (store.SearchSession)", bench.ErrUnsupported, cfg.Store)
 		}
 		sessions[i] = ss
+		if cfg.Pipeline > 1 {
+			if _, ok := s.(store.SearchPipeliner); !ok {
+				// Running it one query at a time instead would be a
+				// silent change of what is measured.
+				return nil, fmt.Errorf("%w: store %s cannot keep searches in flight (--pipeline %d): run it with --pipeline 1", bench.ErrUnsupported, cfg.Store, cfg.Pipeline)
+			}
+		}
 	}
 
 	r := &run{w: w, sample: make([][]catalog.Result, opt.CheckSample), sampleDone: make([]bool, opt.CheckSample)}
@@ -150,6 +157,10 @@ func (r *run) timed(ctx context.Context, cfg bench.RunConfig, sessions []store.S
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if cfg.Pipeline > 1 {
+				r.pipelined(ctx, s.(store.SearchPipeliner), cfg.Pipeline, wi, start, deadline, &completions[wi])
+				return
+			}
 			var out []catalog.Result
 			for ctx.Err() == nil {
 				i := int(r.next.Add(1) - 1)
@@ -273,4 +284,50 @@ func Diff(got, want []catalog.Result) string {
 		return fmt.Sprintf("%d results, want %d", len(got), len(want))
 	}
 	return ""
+}
+
+// pipelined is a worker's loop with depth queries in flight: each call
+// carries the next depth queries, and each query's latency sample is its
+// call's round trip.
+func (r *run) pipelined(ctx context.Context, p store.SearchPipeliner, depth, wi int, start, deadline time.Time, completions *[]int64) {
+	outs := make([][]catalog.Result, depth)
+	for ctx.Err() == nil {
+		from := int(r.next.Add(int64(depth)) - int64(depth))
+		if from >= len(r.w.Queries) {
+			return
+		}
+		to := min(from+depth, len(r.w.Queries))
+		t0 := time.Now()
+		if !deadline.IsZero() && t0.After(deadline) {
+			return
+		}
+		err := p.SearchPipeline(ctx, r.w.Queries[from:to], outs[:to-from])
+		t1 := time.Now()
+		ns := int64(t1.Sub(t0))
+		sec := int(t1.Sub(start) / time.Second)
+		for len(*completions) <= sec {
+			*completions = append(*completions, 0)
+		}
+		(*completions)[sec] += int64(to - from)
+		r.maxNS[wi] = max(r.maxNS[wi], ns)
+		for range to - from {
+			r.hist[wi].RecordValue(min(max(ns, 1), int64(time.Hour)))
+		}
+		r.done.Add(int64(to - from))
+		if err != nil {
+			r.mu.Lock()
+			r.errors += int64(to - from)
+			if len(r.errorSamples) < 5 {
+				r.errorSamples = append(r.errorSamples, err.Error())
+			}
+			r.mu.Unlock()
+			continue
+		}
+		for k, out := range outs[:to-from] {
+			r.results.Add(int64(len(out)))
+			if i := from + k; i < len(r.sample) {
+				r.sample[i], r.sampleDone[i] = slices.Clone(out), true
+			}
+		}
+	}
 }

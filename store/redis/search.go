@@ -53,8 +53,9 @@ var searchSource string
 var searchScript = goredis.NewScript(searchSource)
 
 var (
-	_ store.Searcher      = (*Store)(nil)
-	_ store.SearchSession = (*session)(nil)
+	_ store.Searcher        = (*Store)(nil)
+	_ store.SearchSession   = (*session)(nil)
+	_ store.SearchPipeliner = (*session)(nil)
 )
 
 // catalogSpace is one loaded catalog's keys and the goroutine renewing
@@ -178,19 +179,57 @@ func (s *Store) LoadCatalog(ctx context.Context, recs []catalog.Record, rows []i
 
 // Search runs search.lua.
 func (s *session) Search(ctx context.Context, q catalog.Query, out []catalog.Result) ([]catalog.Result, error) {
-	brand := ""
-	if q.Brand != "" {
-		brand = catalog.Fold(q.Brand)
-	}
 	sp := s.store.catalog.space.Load()
 	if sp == nil {
 		return out, errors.New("redis: search: no catalog loaded (LoadCatalog)")
 	}
-	reply, err := searchScript.Run(ctx, s.client, []string{sp.index, sp.records},
-		catalog.Fold(q.Prefix), brand, q.Offset, q.Limit).Slice()
+	reply, err := searchScript.Run(ctx, s.client, []string{sp.index, sp.records}, searchArgs(q)...).Slice()
 	if err != nil {
 		return out, fmt.Errorf("redis: search %q: %w", q.Prefix, err)
 	}
+	return appendSearchReply(out, q, reply)
+}
+
+// SearchPipeline sends every query as an EVALSHA of search.lua (loaded by
+// LoadCatalog) in one pipeline: one round trip for all of them.
+func (s *session) SearchPipeline(ctx context.Context, qs []catalog.Query, outs [][]catalog.Result) error {
+	sp := s.store.catalog.space.Load()
+	if sp == nil {
+		return errors.New("redis: search: no catalog loaded (LoadCatalog)")
+	}
+	keys := []string{sp.index, sp.records}
+	pipe := s.client.Pipeline()
+	cmds := make([]*goredis.Cmd, len(qs))
+	for i, q := range qs {
+		cmds[i] = searchScript.EvalSha(ctx, pipe, keys, searchArgs(q)...)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("redis: pipelined search: %w", err)
+	}
+	for i, c := range cmds {
+		reply, err := c.Slice()
+		if err != nil {
+			return fmt.Errorf("redis: search %q: %w", qs[i].Prefix, err)
+		}
+		if outs[i], err = appendSearchReply(outs[i][:0], qs[i], reply); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// searchArgs are search.lua's arguments for q: the folded prefix and
+// brand prefix ("" for none), offset and limit.
+func searchArgs(q catalog.Query) []any {
+	brand := ""
+	if q.Brand != "" {
+		brand = catalog.Fold(q.Brand)
+	}
+	return []any{catalog.Fold(q.Prefix), brand, q.Offset, q.Limit}
+}
+
+// appendSearchReply appends search.lua's reply to out.
+func appendSearchReply(out []catalog.Result, q catalog.Query, reply []any) ([]catalog.Result, error) {
 	for _, item := range reply {
 		f, ok := item.([]any)
 		if !ok || len(f) != 4 {
@@ -205,6 +244,7 @@ func (s *session) Search(ctx context.Context, q catalog.Query, out []catalog.Res
 		if !okSKU || !okTitle || !okBrand || !okAvail {
 			return out, fmt.Errorf("redis: search %q: a result with a missing field: %v", q.Prefix, f)
 		}
+		var err error
 		if r.Available, err = strconv.ParseInt(a, 10, 64); err != nil {
 			return out, fmt.Errorf("redis: search %q: available %q: %w", q.Prefix, a, err)
 		}

@@ -10,8 +10,9 @@ import (
 )
 
 var (
-	_ store.Searcher      = (*Store)(nil)
-	_ store.SearchSession = (*Session)(nil)
+	_ store.Searcher        = (*Store)(nil)
+	_ store.SearchSession   = (*Session)(nil)
+	_ store.SearchPipeliner = (*Session)(nil)
 )
 
 // catalogChunk is how many CATALOG.SET one pipelined write of LoadCatalog
@@ -46,4 +47,13 @@ func (s *Session) Search(ctx context.Context, q catalog.Query, out []catalog.Res
 		return out, s.store.wrap(err)
 	}
 	return out, nil
+}
+
+// SearchPipeline sends every query of qs in one write on the session's
+// connection and reads the replies in order.
+func (s *Session) SearchPipeline(ctx context.Context, qs []catalog.Query, outs [][]catalog.Result) error {
+	if err := s.conn.SearchPipeline(ctx, qs, outs); err != nil {
+		return s.store.wrap(err)
+	}
+	return nil
 }
