@@ -171,17 +171,20 @@ func (c *Catalog) Len() int { return c.bySKU.Len() }
 // Set adds or replaces the record r.SKU, after normalizing a copy and
 // checking it. It returns "" or a detail of what was wrong, changing
 // nothing.
-func (c *Catalog) Set(r Record) string {
+func (c *Catalog) Set(r Record) string { return c.SetLinked(r, nil) }
+
+// SetLinked is Set with the record's link (SearchLinked) set at once.
+func (c *Catalog) SetLinked(r Record, link unsafe.Pointer) string {
 	r = r.Clone()
 	r.Normalize()
 	if d := r.Check(); d != "" {
 		return d
 	}
-	c.set(r)
+	c.set(r).stock = link
 	return ""
 }
 
-func (c *Catalog) set(r Record) {
+func (c *Catalog) set(r Record) *entry {
 	e := &entry{sku: r.SKU, brand: c.internBrand(r.Brand)}
 	e.text, e.tlen = titleText(r.Title)
 	if len(r.Attributes) > 0 {
@@ -196,6 +199,7 @@ func (c *Catalog) set(r Record) {
 	k := keyOf(e)
 	c.index.ReplaceOrInsert(k)
 	c.brandAdd(k)
+	return e
 }
 
 func (c *Catalog) lookup(sku string) (*entry, bool) {

@@ -153,7 +153,9 @@ func init() {
 			return op.Record.Check()
 		},
 		apply: func(s *State, op *Op, res *Result) {
-			if d := s.catalogOrNew().Set(*op.Record); d != "" {
+			// The record links to its SKU's stock now when there is some,
+			// else on its first search result (linkedAvailable).
+			if d := s.catalogOrNew().SetLinked(*op.Record, unsafe.Pointer(s.skus[op.Record.SKU])); d != "" {
 				res.Code, res.Detail = CodeInvalid, d
 				return
 			}
