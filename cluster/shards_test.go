@@ -15,6 +15,7 @@ import (
 
 	"allot/client"
 	"allot/inventory"
+	"allot/server/servertest"
 )
 
 func TestShardMap(t *testing.T) {
@@ -418,6 +419,27 @@ func TestCrossShardHolds(t *testing.T) {
 	if c, _ := r.Confirm(ctx, "cart-3"); c.Code != inventory.CodeCancelled {
 		t.Fatalf("confirm after cancel: %v", c.Code)
 	}
+	// A coordinator that dies among the holds, finished by
+	// `allot shards recover`: what it held is cancelled.
+	r.crash = func(step string, part int) bool { return step == "hold" && part == 1 }
+	if _, err := r.Order(ctx, "half", lines); !errors.Is(err, errCrashed) {
+		t.Fatalf("order: %v", err)
+	}
+	r.crash = nil
+	first := r.m.Of(lines[0].Group)
+	if get, err := r.call(ctx, first, inventory.HoldGet(r.orderHold("half"))); err != nil || get.State != inventory.HoldHeld {
+		t.Fatalf("the dead coordinator's first part: %+v %v", get, err)
+	}
+	out, err := exec.Command(sc.shards["s0"].bin, "shards", "recover", "--cluster", sc.urls, "--after", "1ms").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "cancelled 1") {
+		t.Fatalf("allot shards recover: %v %s", err, out)
+	}
+	if get, err := r.call(ctx, first, inventory.HoldGet(r.orderHold("half"))); err != nil || get.State != inventory.HoldCancelled {
+		t.Fatalf("the dead coordinator's first part after the recovery: %+v %v", get, err)
+	}
+	if av, _ := r.Do(ctx, inventory.Available(a), nil); av.Count != 16 {
+		t.Fatalf("group a holds %d after the recovery, want 16", av.Count)
+	}
 	// A coordinator that dies holding, never recovered: the TTL returns
 	// the units on both shards.
 	r.crash = func(step string, part int) bool { return step == "decided" }
@@ -522,5 +544,43 @@ func TestCrossShardOrdersAcrossFailover(t *testing.T) {
 	defer cancel()
 	if bad := checkOrders(ctx, r, orders, groups, 2000); len(bad) > 0 {
 		t.Fatalf("%d violations:\n%s", len(bad), strings.Join(bad, "\n"))
+	}
+}
+
+// TestShardsCommand drives `allot shards` against the private cluster: a
+// map made once, shown, refused a change, and a recovery with nothing to do.
+func TestShardsCommand(t *testing.T) {
+	_, urls := privateNATS(t)
+	bin := servertest.BuildAllot(t)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if nc, js, err := connect(urls, "test cleanup"); err == nil {
+			js.DeleteKeyValue(ctx, shardMapBucket)
+			js.DeleteKeyValue(ctx, ordersBucket)
+			nc.Close()
+		}
+	})
+	run := func(args ...string) (string, error) {
+		out, err := exec.Command(bin, append([]string{"shards"}, append(args, "--cluster", urls)...)...).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run("show"); err != nil || !strings.Contains(out, "no shard map") {
+		t.Fatalf("show before init: %v %s", err, out)
+	}
+	if out, err := run("init", "--count", "2"); err != nil || !strings.Contains(out, "shards: s0 s1") {
+		t.Fatalf("init: %v %s", err, out)
+	}
+	if out, err := run("init", "--count", "2"); err != nil {
+		t.Fatalf("init again with the same count: %v %s", err, out)
+	}
+	if out, err := run("init", "--count", "3"); err == nil || !strings.Contains(out, "cannot change") {
+		t.Fatalf("init with another count: %v %s", err, out)
+	}
+	if out, err := run("show"); err != nil || !strings.Contains(out, "shards: s0 s1") {
+		t.Fatalf("show: %v %s", err, out)
+	}
+	if out, err := run("recover", "--after", "1ms"); err != nil || !strings.Contains(out, "confirmed 0, cancelled 0, partial 0") {
+		t.Fatalf("recover: %v %s", err, out)
 	}
 }
