@@ -224,7 +224,7 @@ func runCrashingOrders(t *testing.T, sc *shardedCluster, groups []inventory.Grou
 					}
 					return dead
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				res, err := r.Order(ctx, o.key, lines)
 				cancel()
 				if err == nil {
@@ -362,7 +362,7 @@ func TestCrossShardCheckFailsWithoutDecisionRecord(t *testing.T) {
 // TTL on every shard; a cross-shard hold confirms and cancels as one.
 func TestCrossShardHolds(t *testing.T) {
 	sc := newSharded(t, 2)
-	r := sc.router("h", func(c *RouterConfig) { c.HoldTTL = 2 * time.Second; c.CommitMargin = 500 * time.Millisecond })
+	r := sc.router("h", func(c *RouterConfig) { c.HoldTTL = 4 * time.Second; c.CommitMargin = time.Second })
 	groups := stockGroups(t, r, "h", 8, 10)
 	var a, b inventory.GroupKey
 	for _, g := range groups[1:] {
@@ -454,7 +454,7 @@ func TestCrossShardHolds(t *testing.T) {
 			t.Fatalf("the dead coordinator's hold on %v: %+v %v", g, get, err)
 		}
 	}
-	time.Sleep(2500 * time.Millisecond)
+	time.Sleep(4500 * time.Millisecond)
 	for _, g := range []inventory.GroupKey{a, b} {
 		get, err := r.call(ctx, r.m.Of(g), inventory.HoldGet(hold))
 		if err != nil || get.State != inventory.HoldExpired {
@@ -533,7 +533,9 @@ func TestCrossShardOrdersAcrossFailover(t *testing.T) {
 		killed <- id
 	}()
 	never := func(*rand.Rand, string, int) bool { return false }
-	orders := runCrashingOrders(t, sc, groups, 4, 400, 4, nil, never)
+	// A failover on a loaded machine can take several lease TTLs.
+	patient := func(c *RouterConfig) { c.RetryFor = 45 * time.Second }
+	orders := runCrashingOrders(t, sc, groups, 4, 400, 4, patient, never)
 	id := <-killed
 	if id == "" {
 		t.Fatal("shard s0 had no primary to kill")
