@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -67,13 +68,18 @@ const (
 
 // record is a cross-shard hold's or order's record.
 type record struct {
-	Kind  string       `json:"kind"`
-	Hold  string       `json:"hold"`
-	Coord string       `json:"coord"`
-	State string       `json:"state"`
-	TTL   int64        `json:"ttl_ms"`
-	Begun int64        `json:"begun_ms"`
-	Lines []recordLine `json:"lines"`
+	Kind string `json:"kind"`
+	// Hold is the hold id on every part. An order cancelled after a
+	// failure (not a short line) is tried again under a new one when its
+	// key is repeated: attempt n > 0 holds under "<id>#n", id being the
+	// record's (and attempt 0's).
+	Hold    string       `json:"hold"`
+	Attempt int          `json:"attempt,omitempty"`
+	Coord   string       `json:"coord"`
+	State   string       `json:"state"`
+	TTL     int64        `json:"ttl_ms"`
+	Begun   int64        `json:"begun_ms"`
+	Lines   []recordLine `json:"lines"`
 	// ExpiresAt: the earliest deadline of the parts, once held.
 	ExpiresAt int64 `json:"expires_at_ms,omitempty"`
 	// Why a cancelled one was cancelled: a short line (Short ≥ 0, with
@@ -131,6 +137,17 @@ func (r *Router) split(lines []inventory.Demand) []part {
 	return parts
 }
 
+// id is the record's id: the hold id of its attempt 0.
+func (rec *record) id() string {
+	if rec.Attempt == 0 {
+		return rec.Hold
+	}
+	return strings.TrimSuffix(rec.Hold, "#"+strconv.Itoa(rec.Attempt))
+}
+
+// key is the record's key.
+func (rec *record) key() string { return recordKey(rec.id()) }
+
 // recordKey is the record's key: the hold id in hex (key-value keys allow
 // fewer characters than hold ids).
 func recordKey(hold string) string { return "h." + hex.EncodeToString([]byte(hold)) }
@@ -145,11 +162,12 @@ func (r *Router) orderHold(key string) string {
 		}
 		return id + "." + strconv.FormatInt(r.start, 36) + "." + strconv.FormatUint(r.seq.Add(1), 36)
 	}
-	if len(key) <= inventory.IDBytesMax-2 {
+	// Room is left for an attempt's "#n" (record.Attempt).
+	if len(key) <= inventory.IDBytesMax-8 {
 		return "o:" + key
 	}
 	sum := sha256.Sum256([]byte(key))
-	return "o#" + hex.EncodeToString(sum[:31])
+	return "o#" + hex.EncodeToString(sum[:20])
 }
 
 // errCrashed: the test hook stopped a cross-shard order, as a dead
@@ -240,13 +258,26 @@ func (r *Router) twoPhase(ctx context.Context, kind, id string, ttl time.Duratio
 		Begun: time.Now().UnixMilli(), Lines: recordLines(lines), Short: -1}
 	key := recordKey(id)
 	b, _ := json.Marshal(rec)
+	if _, busy := r.inflight.LoadOrStore(id, true); busy {
+		return inventory.Result{}, fmt.Errorf("cluster: %s %s is under way on this router: %w", kind, id, client.ErrOutcomeUnknown)
+	}
+	defer r.inflight.Delete(id)
 	rev, err := r.orders.Create(ctx, key, b)
 	if errors.Is(err, jetstream.ErrKeyExists) {
-		return r.repeat(ctx, kind, id, lines, parts)
+		return r.repeat(ctx, kind, id, ttl, lines, parts)
 	}
 	if err != nil {
 		return inventory.Result{}, fmt.Errorf("cluster: record %s %s: %w", kind, id, client.ErrUnavailable)
 	}
+	return r.run(ctx, rec, key, rev, lines, parts)
+}
+
+// run takes a record just created (or moved to a new attempt) at revision
+// rev through the protocol: the holds, the decision, the confirms or
+// cancels.
+func (r *Router) run(ctx context.Context, rec *record, key string, rev uint64, lines []inventory.Demand, parts []part) (inventory.Result, error) {
+	kind, id := rec.Kind, rec.Hold
+	var err error
 	if r.crashed("begun", -1) {
 		return inventory.Result{}, errCrashed
 	}
@@ -294,7 +325,8 @@ func (r *Router) twoPhase(ctx context.Context, kind, id string, ttl time.Duratio
 			return inventory.Result{}, errCrashed
 		}
 		if err := r.finish(ctx, rec, rev); err != nil {
-			return inventory.Result{}, err
+			return inventory.Result{}, fmt.Errorf("cluster: %s %s is being cancelled, and nothing of it will stay applied, but a shard did not answer (a repeat or Recover finishes it): %w: %w",
+				kind, id, err, client.ErrOutcomeUnknown)
 		}
 		if failure != nil {
 			return inventory.Result{}, fmt.Errorf("cluster: %s %s cancelled on every shard (nothing applied): %v: %w", kind, id, failure, client.ErrUnavailable)
@@ -320,7 +352,13 @@ func (r *Router) twoPhase(ctx context.Context, kind, id string, ttl time.Duratio
 		}
 	}
 	if err := r.finish(ctx, rec, rev); err != nil {
-		return inventory.Result{}, err
+		if errors.Is(err, errCrashed) {
+			return inventory.Result{}, err
+		}
+		// Not %w: the order is applied (in part, and will be whole); a
+		// shard's refusal inside must not read as "not applied".
+		return inventory.Result{}, fmt.Errorf("cluster: %s %s is decided and being confirmed, but a shard did not answer (a repeat or Recover finishes it): %v: %w",
+			kind, id, err, client.ErrOutcomeUnknown)
 	}
 	res.ExpiresAt = 0
 	return res, nil
@@ -370,7 +408,7 @@ func (r *Router) load(ctx context.Context, id string) (rec *record, rev uint64, 
 // at revision rev, on every part and stores the final state.
 func (r *Router) finish(ctx context.Context, rec *record, rev uint64) error {
 	parts := r.split(rec.demand())
-	key := recordKey(rec.Hold)
+	key := rec.key()
 	switch rec.State {
 	case stConfirming:
 		outs, err := r.fanOut(ctx, "confirm", parts, func(p part) inventory.Op { return inventory.Confirm(rec.Hold) })
@@ -459,45 +497,83 @@ func merge(lines []inventory.Demand, parts []part, outs []outcome) []inventory.A
 }
 
 // repeat answers a cross-shard hold or order whose id has a record: the
-// same lines get the first outcome (finishing it when its coordinator
-// left it undecided), other lines a MISMATCH.
-func (r *Router) repeat(ctx context.Context, kind, id string, lines []inventory.Demand, parts []part) (inventory.Result, error) {
-	rec, _, found, err := r.load(ctx, id)
-	if err != nil {
-		return inventory.Result{}, err
-	}
-	if !found {
-		return inventory.Result{}, fmt.Errorf("cluster: the record of %s vanished: %w", id, client.ErrUnavailable)
-	}
-	if rec.Kind != kind || !slices.Equal(rec.Lines, recordLines(lines)) {
-		return inventory.Result{Code: inventory.CodeMismatch, Detail: fmt.Sprintf("hold %s exists with other lines", id)}, nil
-	}
-	switch rec.State {
-	case stHeld, stConfirmed:
-		outs, err := r.fanOut(ctx, "repeat", parts, r.holdOp(rec))
+// same lines get the first outcome, other lines a MISMATCH. A decided
+// record whose coordinator left it unfinished is finished first, and an
+// undecided one whose coordinator is gone (this router, not running it;
+// another, past RecoverAfter) is cancelled first. An order cancelled after
+// a failure (nothing applied) runs again as a new attempt, so that a
+// client that got "not applied" can repeat it with the same key.
+func (r *Router) repeat(ctx context.Context, kind, id string, ttl time.Duration, lines []inventory.Demand, parts []part) (inventory.Result, error) {
+	for range 5 {
+		rec, rev, found, err := r.load(ctx, id)
 		if err != nil {
 			return inventory.Result{}, err
 		}
-		for _, o := range outs {
-			if o.err != nil {
-				return inventory.Result{}, o.err
+		if !found {
+			return inventory.Result{}, fmt.Errorf("cluster: the record of %s vanished: %w", id, client.ErrUnavailable)
+		}
+		if rec.Kind != kind || !slices.Equal(rec.Lines, recordLines(lines)) {
+			return inventory.Result{Code: inventory.CodeMismatch, Detail: fmt.Sprintf("hold %s exists with other lines", id)}, nil
+		}
+		key := recordKey(id)
+		switch rec.State {
+		case stHolding:
+			if rec.Coord != r.cfg.Coordinator && time.Since(time.UnixMilli(rec.Begun)) < r.cfg.RecoverAfter {
+				return inventory.Result{}, fmt.Errorf("cluster: %s %s is under way by coordinator %s: %w", kind, id, rec.Coord, client.ErrOutcomeUnknown)
 			}
+			rec.State, rec.Failure = stCancelling, "its coordinator stopped before deciding"
+			if rev, err = r.update(ctx, key, rec, rev); err != nil {
+				continue // moved meanwhile: read it again
+			}
+			fallthrough
+		case stConfirming, stCancelling:
+			if err := r.finish(ctx, rec, rev); err != nil {
+				if errors.Is(err, errRecordMoved) {
+					continue
+				}
+				if errors.Is(err, errCrashed) {
+					return inventory.Result{}, err
+				}
+				return inventory.Result{}, fmt.Errorf("cluster: finishing %s %s: %v: %w", kind, id, err, client.ErrOutcomeUnknown)
+			}
+			continue
+		case stHeld, stConfirmed:
+			outs, err := r.fanOut(ctx, "repeat", parts, r.holdOp(rec))
+			if err != nil {
+				return inventory.Result{}, err
+			}
+			for _, o := range outs {
+				if o.err != nil {
+					return inventory.Result{}, o.err
+				}
+			}
+			res := inventory.Result{Code: inventory.CodeOK, Allocations: merge(lines, parts, outs)}
+			if kind == kindHold {
+				res.ExpiresAt = rec.ExpiresAt
+			}
+			return res, nil
+		case stCancelled:
+			if rec.Short >= 0 && rec.Failure == "" {
+				return inventory.Result{Code: inventory.CodeInsufficient, ShortLine: rec.Short, Available: rec.Available}, nil
+			}
+			if kind != kindOrder {
+				return inventory.Result{}, fmt.Errorf("cluster: hold %s was cancelled on every shard (%s); hold again under another id: %w", id, rec.Failure, client.ErrUnavailable)
+			}
+			// A new attempt under a new hold id: the last one's are
+			// cancelled on every shard and stay so.
+			rec.Attempt++
+			rec.Hold = id + "#" + strconv.Itoa(rec.Attempt)
+			rec.State, rec.Coord, rec.Begun, rec.TTL = stHolding, r.cfg.Coordinator, time.Now().UnixMilli(), ttl.Milliseconds()
+			rec.Failure, rec.Short, rec.Available, rec.ExpiresAt = "", -1, 0, 0
+			if rev, err = r.update(ctx, key, rec, rev); err != nil {
+				continue
+			}
+			return r.run(ctx, rec, key, rev, lines, parts)
+		default: // partial
+			return inventory.Result{}, fmt.Errorf("cluster: %s %s: %s", kind, id, rec.Failure)
 		}
-		res := inventory.Result{Code: inventory.CodeOK, Allocations: merge(lines, parts, outs)}
-		if kind == kindHold {
-			res.ExpiresAt = rec.ExpiresAt
-		}
-		return res, nil
-	case stCancelled:
-		if rec.Short >= 0 && rec.Failure == "" {
-			return inventory.Result{Code: inventory.CodeInsufficient, ShortLine: rec.Short, Available: rec.Available}, nil
-		}
-		return inventory.Result{}, fmt.Errorf("cluster: %s %s was cancelled on every shard (%s); repeat it under another id: %w", kind, id, rec.Failure, client.ErrUnavailable)
-	case stPartial:
-		return inventory.Result{}, fmt.Errorf("cluster: %s %s: %s", kind, id, rec.Failure)
-	default:
-		return inventory.Result{}, fmt.Errorf("cluster: %s %s is %s by coordinator %s: %w", kind, id, rec.State, rec.Coord, client.ErrOutcomeUnknown)
 	}
+	return inventory.Result{}, fmt.Errorf("cluster: %s %s keeps moving under other coordinators: %w", kind, id, client.ErrOutcomeUnknown)
 }
 
 // Confirm confirms hold id: on its one shard, or, for a cross-shard hold,
@@ -689,6 +765,10 @@ func (r *Router) Recover(ctx context.Context) (RecoverStats, error) {
 		}
 		if rec.Coord != r.cfg.Coordinator && time.Since(time.UnixMilli(rec.Begun)) < r.cfg.RecoverAfter {
 			st.Skipped++
+			continue
+		}
+		if _, busy := r.inflight.Load(rec.id()); busy {
+			st.Skipped++ // this router is running it
 			continue
 		}
 		rev := e.Revision()

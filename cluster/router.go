@@ -119,8 +119,9 @@ type Router struct {
 	mu    sync.Mutex
 	pools map[string]*client.Client // by shard: a pool to the primary the lease named
 
-	seq   atomic.Uint64
-	start int64
+	seq      atomic.Uint64
+	start    int64
+	inflight sync.Map // ids of the cross-shard holds and orders this router is running
 	// crash, when set (tests), is asked before each step of a
 	// cross-shard order; true stops the order there, as if its
 	// coordinator died (errCrashed).

@@ -140,7 +140,7 @@ func checkOrders(ctx context.Context, r *Router, orders []orderCheck, groups []i
 	var bad []string
 	confirmed := map[inventory.GroupKey]int64{}
 	for _, o := range orders {
-		hold := r.orderHold(o.key)
+		base := r.orderHold(o.key)
 		parts := r.split(o.lines)
 		if len(parts) == 1 {
 			for _, a := range o.allocs {
@@ -148,34 +148,49 @@ func checkOrders(ctx context.Context, r *Router, orders []orderCheck, groups []i
 			}
 			continue
 		}
-		states := map[inventory.HoldState]int{}
-		notFound := 0
-		for _, p := range parts {
-			res, err := r.call(ctx, p.shard, inventory.HoldGet(hold))
-			if err != nil {
-				bad = append(bad, fmt.Sprintf("order %s: read shard %s: %v", o.key, p.shard, err))
-				continue
-			}
-			if res.Code == inventory.CodeNotFound {
-				notFound++
-				continue
-			}
-			states[res.State]++
-			if res.State == inventory.HoldConfirmed {
-				for _, a := range res.Allocations {
-					confirmed[a.Row.Group()] += a.Count
-				}
+		// Every attempt's hold id (record.Attempt): only the last may
+		// hold anything.
+		holds := []string{base}
+		if rec, _, found, err := r.load(ctx, base); err != nil {
+			bad = append(bad, fmt.Sprintf("order %s: read its record: %v", o.key, err))
+		} else if found {
+			for n := 1; n <= rec.Attempt; n++ {
+				holds = append(holds, fmt.Sprintf("%s#%d", base, n))
 			}
 		}
-		switch {
-		case states[inventory.HoldHeld] > 0:
-			bad = append(bad, fmt.Sprintf("order %s: %d parts still held (%v)", o.key, states[inventory.HoldHeld], states))
-		case states[inventory.HoldConfirmed] > 0 && states[inventory.HoldConfirmed] < len(parts):
-			bad = append(bad, fmt.Sprintf("order %s: confirmed on %d of %d shards (%v, %d unknown)", o.key, states[inventory.HoldConfirmed], len(parts), states, notFound))
-		case o.code == inventory.CodeOK && states[inventory.HoldConfirmed] != len(parts):
-			bad = append(bad, fmt.Sprintf("order %s: acknowledged but not confirmed (%v)", o.key, states))
-		case o.code == inventory.CodeInsufficient && states[inventory.HoldConfirmed] > 0:
-			bad = append(bad, fmt.Sprintf("order %s: answered insufficient but confirmed", o.key))
+		for ai, hold := range holds {
+			last := ai == len(holds)-1
+			states := map[inventory.HoldState]int{}
+			notFound := 0
+			for _, p := range parts {
+				res, err := r.call(ctx, p.shard, inventory.HoldGet(hold))
+				if err != nil {
+					bad = append(bad, fmt.Sprintf("order %s: read shard %s: %v", o.key, p.shard, err))
+					continue
+				}
+				if res.Code == inventory.CodeNotFound {
+					notFound++
+					continue
+				}
+				states[res.State]++
+				if res.State == inventory.HoldConfirmed {
+					for _, a := range res.Allocations {
+						confirmed[a.Row.Group()] += a.Count
+					}
+				}
+			}
+			switch {
+			case states[inventory.HoldHeld] > 0:
+				bad = append(bad, fmt.Sprintf("order %s (%s): %d parts still held (%v)", o.key, hold, states[inventory.HoldHeld], states))
+			case !last && states[inventory.HoldConfirmed] > 0:
+				bad = append(bad, fmt.Sprintf("order %s: attempt %s, not the last, confirmed (%v)", o.key, hold, states))
+			case states[inventory.HoldConfirmed] > 0 && states[inventory.HoldConfirmed] < len(parts):
+				bad = append(bad, fmt.Sprintf("order %s: confirmed on %d of %d shards (%v, %d unknown)", o.key, states[inventory.HoldConfirmed], len(parts), states, notFound))
+			case last && o.code == inventory.CodeOK && states[inventory.HoldConfirmed] != len(parts):
+				bad = append(bad, fmt.Sprintf("order %s: acknowledged but not confirmed (%v)", o.key, states))
+			case o.code == inventory.CodeInsufficient && states[inventory.HoldConfirmed] > 0:
+				bad = append(bad, fmt.Sprintf("order %s: answered insufficient but confirmed", o.key))
+			}
 		}
 	}
 	for _, g := range groups {
@@ -364,16 +379,7 @@ func TestCrossShardHolds(t *testing.T) {
 	sc := newSharded(t, 2)
 	r := sc.router("h", func(c *RouterConfig) { c.HoldTTL = 4 * time.Second; c.CommitMargin = time.Second })
 	groups := stockGroups(t, r, "h", 8, 10)
-	var a, b inventory.GroupKey
-	for _, g := range groups[1:] {
-		if r.m.Of(g) != r.m.Of(groups[0]) {
-			a, b = groups[0], g
-			break
-		}
-	}
-	if b.SKU == "" {
-		t.Fatal("every group is on one shard")
-	}
+	a, b := crossPair(t, r, groups)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	lines := []inventory.Demand{{Group: a, N: 3}, {Group: b, N: 4}, {Group: a, N: 1}}
@@ -585,4 +591,58 @@ func TestShardsCommand(t *testing.T) {
 	if out, err := run("recover", "--after", "1ms"); err != nil || !strings.Contains(out, "confirmed 0, cancelled 0, partial 0") {
 		t.Fatalf("recover: %v %s", err, out)
 	}
+}
+
+// TestCrossShardOrderRepeatedAfterOutage: an order that meets a shard
+// with no node fails without being applied; once the shard is back, the
+// same key runs it again (a new attempt) and it is applied once.
+func TestCrossShardOrderRepeatedAfterOutage(t *testing.T) {
+	sc := newSharded(t, 2)
+	r := sc.router("outage", func(c *RouterConfig) { c.RetryFor = time.Second })
+	groups := stockGroups(t, r, "u", 8, 100)
+	a, b := crossPair(t, r, groups)
+	lines := []inventory.Demand{{Group: a, N: 2}, {Group: b, N: 3}}
+	down := sc.shards[r.m.Of(b)]
+	node := down.nodes["n1"]
+	node.kill(syscall.SIGKILL)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := r.Order(ctx, "k-outage", lines)
+	if err == nil || !(errors.Is(err, client.ErrUnavailable) || errors.Is(err, client.ErrOutcomeUnknown)) {
+		t.Fatalf("an order with a shard down: %v", err)
+	}
+	t.Logf("with shard %s down: %v", down.shard, err)
+	if av, _ := r.Do(ctx, inventory.Available(a), nil); av.Count != 200 && av.Count != 198 {
+		t.Fatalf("group a at %d", av.Count)
+	}
+	down.start("n1")
+	down.waitPrimary("", 30*time.Second)
+	res, err := r.Order(ctx, "k-outage", lines)
+	if err != nil || res.Code != inventory.CodeOK || len(res.Allocations) == 0 {
+		t.Fatalf("the same key once the shard is back: %+v %v", res, err)
+	}
+	again, err := r.Order(ctx, "k-outage", lines)
+	if err != nil || again.Code != inventory.CodeOK || len(again.Allocations) != len(res.Allocations) {
+		t.Fatalf("a repeat of the applied order: %+v %v", again, err)
+	}
+	rec, _, _, _ := r.load(ctx, r.orderHold("k-outage"))
+	if rec == nil || rec.Attempt != 1 || rec.State != stConfirmed {
+		t.Fatalf("record %+v: want attempt 1, confirmed", rec)
+	}
+	orders := []orderCheck{{key: "k-outage", lines: lines, code: inventory.CodeOK}}
+	if bad := checkOrders(ctx, r, orders, []inventory.GroupKey{a, b}, 200); len(bad) > 0 {
+		t.Fatalf("%d violations:\n%s", len(bad), strings.Join(bad, "\n"))
+	}
+}
+
+// crossPair returns the first group and one on another shard.
+func crossPair(t *testing.T, r *Router, groups []inventory.GroupKey) (a, b inventory.GroupKey) {
+	t.Helper()
+	for _, g := range groups[1:] {
+		if r.m.Of(g) != r.m.Of(groups[0]) {
+			return groups[0], g
+		}
+	}
+	t.Fatal("every group is on one shard")
+	return a, b
 }
