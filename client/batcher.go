@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"allot/catalog"
 	"allot/inventory"
 )
 
@@ -86,6 +87,19 @@ func newBatcher(c *Client, timeout time.Duration, queueMax int) *Batcher {
 // capture's lines.
 func (b *Batcher) Do(ctx context.Context, op inventory.Op, lines []inventory.Line) (inventory.Result, error) {
 	return b.do(ctx, op, lines, false)
+}
+
+// Search queues a SEARCH for q and appends its results to out. A query
+// the server refuses is a *ServerError, as Conn.Search's.
+func (b *Batcher) Search(ctx context.Context, q catalog.Query, out []catalog.Result) ([]catalog.Result, error) {
+	res, err := b.Do(ctx, inventory.Search(q), nil)
+	if err != nil {
+		return out, err
+	}
+	if res.Code != inventory.CodeOK {
+		return out, &ServerError{Msg: "ERR " + res.Detail}
+	}
+	return append(out, res.Hits...), nil
 }
 
 // Ping queues a PING and returns when its PONG is back: the round trip of

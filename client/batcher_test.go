@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"allot/catalog"
 	"allot/client"
 	"allot/inventory"
 	"allot/server/servertest"
@@ -48,4 +49,43 @@ func TestBatcherManyCallers(t *testing.T) {
 			t.Fatalf("row %d: %+v %v", i, res, err)
 		}
 	}
+}
+
+// TestBatcherSearch: searches share the connection with other ops; an
+// invalid query's -ERR comes back to its caller alone and the replies
+// around it stay in step.
+func TestBatcherSearch(t *testing.T) {
+	s := servertest.Start(t, servertest.Options{NoHTTP: true})
+	c := newClient(t, s.RESPAddr(), client.Config{PoolSize: 1})
+	ctx := context.Background()
+	for i, title := range []string{"Red shoe", "red hat", "Blue coat"} {
+		if err := c.CatalogSet(ctx, catalog.Record{SKU: fmt.Sprint("s", i), Title: title, Brand: "X"}, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Stock(ctx, inventory.RowKey{SKU: "s1", Warehouse: "w", Condition: "new", Source: "o"}, 7, 1); err != nil {
+		t.Fatal(err)
+	}
+	b := client.NewBatcher(c, 0)
+	defer b.Close()
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			for range 50 {
+				if i%4 == 3 {
+					if _, err := b.Search(ctx, catalog.Query{Prefix: "x", Limit: 5000}, nil); err == nil {
+						t.Error("a search with limit 5000 was accepted")
+						return
+					}
+					continue
+				}
+				out, err := b.Search(ctx, catalog.Query{Prefix: "RED", Limit: 10}, nil)
+				if err != nil || len(out) != 2 || out[0].SKU != "s1" || out[0].Available != 7 || out[1].SKU != "s0" {
+					t.Errorf("search: %+v %v", out, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

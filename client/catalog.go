@@ -176,6 +176,12 @@ func (cn *Conn) readSearch(out []catalog.Result) ([]catalog.Result, error) {
 	if len(line) > 0 && line[0] == '-' {
 		return out, &ServerError{Msg: string(line[1:])}
 	}
+	return cn.readSearchFrom(line, out)
+}
+
+// readSearchFrom reads the rest of a SEARCH reply whose first line is
+// line (not an error) and appends its results to out.
+func (cn *Conn) readSearchFrom(line []byte, out []catalog.Result) ([]catalog.Result, error) {
 	n, ok := header(line, '*')
 	if !ok || n < 0 || n > catalog.LimitMax {
 		return out, unexpected("SEARCH", line)

@@ -519,6 +519,12 @@ func (cn *Conn) readResult(op *inventory.Op, r *inventory.Result) error {
 	switch k {
 	case inventory.KindHold, inventory.KindOrder, inventory.KindHoldGet, inventory.KindConfirm, inventory.KindCancel:
 		return cn.readCheckout(op, line, r)
+	case inventory.KindSearch:
+		hits, err := cn.readSearchFrom(line, r.Hits[:0])
+		if err != nil {
+			return err
+		}
+		r.Code, r.Hits = inventory.CodeOK, hits
 	case inventory.KindCapture:
 		n, ok := header(line, '*')
 		if !ok || n < 1 {
@@ -729,6 +735,12 @@ func appendOp(b []byte, op *inventory.Op) []byte {
 	case inventory.KindHoldGet:
 		b = append(b, "*2\r\n$8\r\nHOLD.GET\r\n"...)
 		return appendBulk(b, op.Hold)
+	case inventory.KindSearch:
+		if op.Query == nil {
+			// Refused by the server with -ERR, as an unknown kind.
+			return append(b, "*1\r\n$10\r\nUNKNOWN.OP\r\n"...)
+		}
+		return appendSearch(b, *op.Query)
 	default:
 		// An unknown kind gets a command the server refuses with -ERR, so
 		// the reply stream stays in step.

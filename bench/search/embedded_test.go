@@ -22,10 +22,10 @@ func TestEmbeddedEngine(t *testing.T) {
 		dur      store.Durability
 		pipeline int
 	}{{"embedded", store.DurabilityNone, 1}, {"embedded", store.DurabilityFsync, 1}, {"allot", store.DurabilityWrite, 1},
-		{"allot", store.DurabilityWrite, 16}} {
+		{"allot", store.DurabilityWrite, 16}, {"allot-mux", store.DurabilityWrite, 1}} {
 		dur := c.dur
 		cfg := store.Config{Durability: dur, DataDir: t.TempDir(), Workers: 4}
-		if c.name == "allot" {
+		if c.name == "allot" || c.name == "allot-mux" {
 			// The server in-process (servertest), reached over RESP.
 			cfg.Addr = servertest.Start(t, servertest.Options{NoHTTP: true}).RESPAddr()
 		}

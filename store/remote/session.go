@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 
+	"allot/catalog"
 	"allot/client"
 	"allot/inventory"
 	"allot/store"
@@ -88,6 +89,8 @@ func (se *Session) Close() error {
 	return se.client.Close()
 }
 
+var _ store.SearchSession = (*sharedSession)(nil)
+
 // sharedSession sends its ops through the store's Batcher.
 type sharedSession struct {
 	store *Store
@@ -108,6 +111,15 @@ func (se *sharedSession) Release(ctx context.Context, k inventory.RowKey, n int6
 		return r, se.store.wrap(err)
 	}
 	return r, nil
+}
+
+// Search sends SEARCH through the store's Batcher.
+func (se *sharedSession) Search(ctx context.Context, q catalog.Query, out []catalog.Result) ([]catalog.Result, error) {
+	out, err := se.store.batcher.Search(ctx, q, out)
+	if err != nil {
+		return out, se.store.wrap(err)
+	}
+	return out, nil
 }
 
 func (se *sharedSession) Close() error { return nil }
