@@ -29,6 +29,9 @@ import (
 // on a shard of its own.
 
 func TestMain(m *testing.M) {
+	if os.Getenv(coordinatorChildEnv) == "1" {
+		coordinatorChild() // a coordinator process for the kill test; never returns
+	}
 	code := servertest.Main(m)
 	natsOnce.stopAll()
 	os.Exit(code)

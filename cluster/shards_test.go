@@ -1,11 +1,14 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -646,3 +649,127 @@ func crossPair(t *testing.T, r *Router, groups []inventory.GroupKey) (a, b inven
 	t.Fatal("every group is on one shard")
 	return a, b
 }
+
+// The coordinator kill test runs the test binary again as a coordinator
+// process (TestMain sees coordinatorChildEnv): it sends cross-shard orders
+// one after another and prints "start <key> <sku> <n> <sku> <n>" before
+// each and "done <key> <code>" after, until it is killed.
+const coordinatorChildEnv = "ALLOT_TEST_COORDINATOR_CHILD"
+
+func coordinatorChild() {
+	urls, prefix, pairs := os.Getenv("ALLOT_TEST_URLS"), os.Getenv("ALLOT_TEST_PREFIX"), strings.Split(os.Getenv("ALLOT_TEST_PAIRS"), ",")
+	ctx := context.Background()
+	r, err := NewRouter(ctx, RouterConfig{URLs: urls, Coordinator: "killed", Client: client.Config{PoolSize: 4}})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	for i := 0; ; i++ {
+		skus := strings.Split(pairs[rng.IntN(len(pairs))], ":")
+		na, nb := 1+rng.Int64N(3), 1+rng.Int64N(3)
+		key := fmt.Sprintf("%s-%d", prefix, i)
+		fmt.Printf("start %s %s %d %s %d\n", key, skus[0], na, skus[1], nb)
+		res, err := r.Order(ctx, key, []inventory.Demand{{Group: groupKey(skus[0]), N: na}, {Group: groupKey(skus[1]), N: nb}})
+		if err != nil {
+			fmt.Printf("error %s %v\n", key, err)
+			continue
+		}
+		fmt.Printf("done %s %d\n", key, res.Code)
+	}
+}
+
+// TestCrossShardCoordinatorKilled SIGKILLs a coordinator process at a
+// random moment while it sends orders across two shards, three times;
+// each time a router under its name recovers what it left. Every order
+// is then all or nothing, none is left held, and the groups balance.
+func TestCrossShardCoordinatorKilled(t *testing.T) {
+	sc := newSharded(t, 2)
+	r := sc.router("check", nil)
+	groups := stockGroups(t, r, "p", 10, 1000)
+	var pairs []string
+	for i, g := range groups {
+		for _, h := range groups[i+1:] {
+			if r.m.Of(g) != r.m.Of(h) {
+				pairs = append(pairs, g.SKU+":"+h.SKU)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var orders []orderCheck
+	inFlight := 0
+	for round := range 3 {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), coordinatorChildEnv+"=1", "ALLOT_TEST_URLS="+sc.urls,
+			fmt.Sprintf("ALLOT_TEST_PREFIX=r%d", round), "ALLOT_TEST_PAIRS="+strings.Join(pairs, ","))
+		var out bytes.Buffer
+		var mu sync.Mutex
+		cmd.Stdout = writerFunc(func(b []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return out.Write(b) })
+		cmd.Stderr = cmd.Stdout
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Kill it at a random moment once it is under way (a few orders
+		// acknowledged: a loaded machine starts it slowly).
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			mu.Lock()
+			n := strings.Count(out.String(), "\ndone ")
+			mu.Unlock()
+			if n >= 5 {
+				break
+			}
+		}
+		time.Sleep(time.Duration(rand.IntN(1000)) * time.Millisecond)
+		cmd.Process.Kill()
+		cmd.Wait()
+		mu.Lock()
+		text := out.String()
+		mu.Unlock()
+		byKey := map[string]int{}
+		started, done := 0, 0
+		for _, line := range strings.Split(text, "\n") {
+			f := strings.Fields(line)
+			switch {
+			case len(f) == 6 && f[0] == "start":
+				na, _ := strconv.ParseInt(f[3], 10, 64)
+				nb, _ := strconv.ParseInt(f[5], 10, 64)
+				byKey[f[1]] = len(orders)
+				orders = append(orders, orderCheck{key: f[1], code: 255,
+					lines: []inventory.Demand{{Group: groupKey(f[2]), N: na}, {Group: groupKey(f[4]), N: nb}}})
+				started++
+			case len(f) == 3 && f[0] == "done":
+				i, ok := byKey[f[1]]
+				c, err := strconv.Atoi(f[2])
+				if !ok || err != nil {
+					continue // a line cut by the kill
+				}
+				orders[i].code = inventory.Code(c)
+				done++
+			case len(f) > 0 && f[0] == "error":
+				t.Fatalf("the coordinator failed: %s", line)
+			}
+		}
+		if done == 0 {
+			t.Fatalf("round %d: the coordinator acknowledged no order before the kill:\n%s", round, text)
+		}
+		inFlight += started - done
+		rec := sc.router("killed", nil)
+		st, err := rec.Recover(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Close()
+		t.Logf("round %d: %d orders started, %d acknowledged; recovery %+v", round, started, done, st)
+	}
+	if inFlight == 0 {
+		t.Fatal("no kill landed in the middle of an order")
+	}
+	if bad := checkOrders(ctx, r, orders, groups, 2000); len(bad) > 0 {
+		t.Fatalf("%d violations:\n%s", len(bad), strings.Join(bad, "\n"))
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
