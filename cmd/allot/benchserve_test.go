@@ -118,10 +118,14 @@ func TestGenLoadSeedBodyOnPeers(t *testing.T) {
 		}
 		count, _ := m["count"].(float64)
 		timeMs, _ := m["timeMs"].(float64)
-		if count < 10 || timeMs < 900 || timeMs > 5000 {
+		// A queue's READ consumes the messages published before the run
+		// (genLoadOps); a fast machine drains them before the time is up,
+		// and the run ends early with every one of them counted.
+		drained := name == "rabbitmq" && count == float64(5*1000*genLoadQueueOpsPerThreadMs)
+		if count < 10 || (timeMs < 900 && !drained) || timeMs > 5000 {
 			t.Errorf("%s: reply %v", name, m)
 		}
-		t.Logf("%s: %v", name, m)
+		t.Logf("%s: %v (drained before the time: %v)", name, m, drained)
 	}
 }
 
