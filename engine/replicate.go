@@ -37,6 +37,23 @@ import (
 // from ~50,000 to 17,600 (24,700): each message costs the log's servers a
 // replicated fdatasync, so many small frames cost more than one frame
 // holding everything that arrived during the previous append.
+//
+// Rejected, measured (2026-11-25): two stages, the flusher appending the
+// next frame while a second goroutine wrote, synced and released the
+// previous one (one append in flight, the local fdatasync overlapped). A
+// test held the local sync and saw the next frame reach the log. Three
+// runs each, side by side with this code, 16 workers: pipeline 1 fell from
+// 6,501 / 6,629 / 6,444 to 3,662 / 4,576 / 4,408 ops/s and pipeline 64
+// from 141K / 155K / 165K to 134K / 147K / 128K. With a frame in the
+// second stage the flusher cannot wait for the group it released (those
+// clients are not answered yet), so it sealed what had arrived: frames of
+// 1 to 8 ops instead of 16, two groups taking turns at the log. At
+// pipeline 64 the box is out of CPU (three NATS servers, two standbys
+// applying every frame, the primary and the bench on 2 cores), and the
+// overlap bought nothing. The log's own append (cluster
+// BenchmarkLogAppend) is 1.4 ms for a 512-byte frame with nothing else
+// running, so 16 clients at pipeline 1 get at most about 11K ops/s through
+// it.
 
 // Replicator appends sealed frames to a shard's replicated log.
 //
