@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"allot/inventory"
+	"allot/vfs"
 )
 
 // logReplicator is an in-memory replicated log: it keeps every frame a
@@ -139,5 +140,56 @@ func TestReplicatedPrimaryAndStandby(t *testing.T) {
 				t.Fatalf("reopened deposed primary %v, standby %v", pr, sr)
 			}
 		})
+	}
+}
+
+// slowLog is a replicated log whose every append takes a while, as an R3
+// append over the network does.
+type slowLog struct {
+	logReplicator
+	delay time.Duration
+}
+
+func (l *slowLog) Replicate(frame []byte) error {
+	time.Sleep(l.delay)
+	return l.logReplicator.Replicate(frame)
+}
+
+// A replicated primary's group commit waits for the clients it just
+// answered as long as a whole flush (the log's append included), not only
+// the local fdatasync: clients that each wait for their reply before the
+// next op stay one group, one frame a round, instead of splitting into
+// groups that take turns at the slow log.
+func TestReplicatedPrimaryKeepsClientsInOneFrame(t *testing.T) {
+	p := mustOpen(t, Config{Dir: "/d", FS: vfs.NewMem(), Durability: DurabilityFsync, Replicated: true})
+	defer p.Close()
+	log := &slowLog{delay: 3 * time.Millisecond}
+	if err := p.Promote(log); err != nil {
+		t.Fatal(err)
+	}
+	const clients, rounds = 8, 40
+	for c := range clients {
+		must(p.Stock(rk("a", fmt.Sprint("w", c)), 0, 1))
+	}
+	log.take()
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				if _, err := p.Release(rk("a", fmt.Sprint("w", c)), 1); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	frames := len(log.take())
+	perFrame := float64(clients*rounds) / float64(frames)
+	t.Logf("%d ops in %d frames: %.1f a frame", clients*rounds, frames, perFrame)
+	if perFrame < 6 {
+		t.Fatalf("%.1f ops a frame from %d clients in step: the group commit did not wait for them", perFrame, clients)
 	}
 }
