@@ -100,12 +100,14 @@ func TestMeasureBound(t *testing.T) {
 
 func TestWriteBoundsShowsShareOfBound(t *testing.T) {
 	runs := []Result{{Store: "allot", Durability: "fsync", Workers: 16, OpsPerSec: 20000, Status: StatusOK,
-		Bound: &Bound{FsyncP50MS: 0.4, RTTP50MS: 0.1, RTTSamples: 100, Workers: 16, OpsPerSecFsync: 40000, OpsPerSecFsyncRTT: 32000}},
+		Bound:  &Bound{FsyncP50MS: 0.4, RTTP50MS: 0.1, RTTSamples: 100, Workers: 16, OpsPerSecFsync: 40000, OpsPerSecFsyncRTT: 32000},
+		Server: &ServerUsage{CPUMicrosPerOp: 30, BenchCPUMicrosPerOp: 20, CPUs: 2, Span: SpanOps}},
 		{Store: "memory", Durability: "write", Status: StatusOK}}
 	var out bytes.Buffer
 	WriteBounds(&out, runs)
 	got := out.String()
-	for _, want := range []string{"bound 40000 / 32000 ops/s", "measured 20000 = 50% / 62%", "rtt p50 0.100 ms"} {
+	for _, want := range []string{"bound 40000 / 32000 ops/s", "measured 20000 = 50% / 62%", "rtt p50 0.100 ms",
+		"CPU per op: server 30.0 µs + bench 20.0 µs on 2 CPUs: at most 40000 ops/s; measured = 50%"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("WriteBounds output lacks %q:\n%s", want, got)
 		}

@@ -3,7 +3,9 @@ package bench
 import (
 	"context"
 	"os"
+	"runtime"
 	"sync"
+	"syscall"
 	"time"
 
 	"allot/internal/procfs"
@@ -36,6 +38,16 @@ type ServerUsage struct {
 	RSSPeakBytes int64 `json:"rss_peak_bytes"`
 	// Samples is how many memory samples the peak is taken over.
 	Samples int `json:"samples"`
+	// BenchCPUSeconds is the bench's own process's user + system time over
+	// the same span, when the server is another process on this machine:
+	// the client's side of every op (its connections, encoding, timing).
+	// BenchCPUMicrosPerOp is it per op. Zero for an in-process store,
+	// whose CPUSeconds already holds both.
+	BenchCPUSeconds     float64 `json:"bench_cpu_seconds,omitempty"`
+	BenchCPUMicrosPerOp float64 `json:"bench_cpu_us_per_op,omitempty"`
+	// CPUs is how many CPUs this process may run on (runtime.NumCPU):
+	// what the server and the bench share when both run here.
+	CPUs int `json:"cpus"`
 	// Span is what the figures cover: "ops", the timed part of the run
 	// alone (what Seconds covers), or "run", the whole store run with its
 	// loading and checking (for a workload kind that does not meter its
@@ -86,6 +98,7 @@ type ServerMeter struct {
 	inProcess bool
 	proc      procfs.FS
 	cpuStart  int64
+	selfStart time.Duration // the bench's own CPU at the start (another server process only)
 
 	stop    chan struct{}
 	done    chan struct{}
@@ -116,6 +129,9 @@ func startMeter(pid int, proc procfs.FS) *ServerMeter {
 		return nil
 	}
 	m.cpuStart = m.cpu(tree)
+	if !m.inProcess {
+		m.selfStart = selfCPU()
+	}
 	m.sampleRSS(tree)
 	go m.loop()
 	return m
@@ -165,8 +181,35 @@ func (m *ServerMeter) Stop(ops int64, span string) *ServerUsage {
 	cpu := m.cpu(tree) - m.cpuStart
 	u := &ServerUsage{PID: m.pid, Processes: len(tree), InProcess: m.inProcess,
 		CPUSeconds: float64(max(cpu, 0)) / procfs.ClockTicks, RSSPeakBytes: m.rssPeak, Samples: m.samples, Span: span}
+	u.CPUs = runtime.NumCPU()
+	if !m.inProcess {
+		u.BenchCPUSeconds = max(selfCPU()-m.selfStart, 0).Seconds()
+	}
 	if ops > 0 {
 		u.CPUMicrosPerOp = u.CPUSeconds * 1e6 / float64(ops)
+		u.BenchCPUMicrosPerOp = u.BenchCPUSeconds * 1e6 / float64(ops)
 	}
 	return u
+}
+
+// selfCPU is the bench process's own user + system time (its children,
+// servers it started, excluded); 0 if it cannot be read.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// OpsPerSecCPU is the most ops a second the machine's CPUs allow at the
+// run's CPU cost per op, server and bench together, when both run on this
+// machine and nothing else takes CPU: CPUs / (server + bench time per op).
+// 0 when the run has no such figures (a remote or in-process server, or
+// no ops).
+func (u *ServerUsage) OpsPerSecCPU() float64 {
+	if u == nil || u.InProcess || u.Span != SpanOps || u.CPUs == 0 || u.BenchCPUMicrosPerOp == 0 {
+		return 0
+	}
+	return float64(u.CPUs) * 1e6 / (u.CPUMicrosPerOp + u.BenchCPUMicrosPerOp)
 }

@@ -5,8 +5,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
+	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,21 +28,7 @@ func TestServerMeterMeasuresCPUAndMemory(t *testing.T) {
 	if m == nil {
 		t.Fatal("no meter for this process")
 	}
-	// Burn 0.3 s of this process's CPU (by its own rusage, not the wall
-	// clock: a busy machine may give it little of each second), at most
-	// 20 s of wall time: the meter must see at least part of it.
-	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	x := 0
-	for start, begin := time.Now(), cpu(); cpu()-begin < 300*time.Millisecond && time.Since(start) < 20*time.Second; {
-		for i := range 100000 {
-			x += i
-		}
-	}
-	_ = x
+	burnCPU()
 	u := m.Stop(1000, SpanOps)
 	if u == nil {
 		t.Fatal("no usage")
@@ -57,6 +44,60 @@ func TestServerMeterMeasuresCPUAndMemory(t *testing.T) {
 	}
 	if u.RSSPeakBytes < 1<<20 || u.Samples < 2 {
 		t.Errorf("peak RSS %d bytes over %d samples", u.RSSPeakBytes, u.Samples)
+	}
+	// In process, the server's CPU is the bench's: nothing apart, and no
+	// CPU bound (it would count the same time twice).
+	if u.BenchCPUSeconds != 0 || u.OpsPerSecCPU() != 0 {
+		t.Errorf("in-process usage has bench CPU %v s and a CPU bound %v", u.BenchCPUSeconds, u.OpsPerSecCPU())
+	}
+}
+
+// burnCPU burns 0.3 s of this process's CPU (by its own rusage, not the
+// wall clock: a busy machine may give it little of each second), at most
+// 20 s of wall time.
+func burnCPU() {
+	x := 0
+	for start, begin := time.Now(), selfCPU(); selfCPU()-begin < 300*time.Millisecond && time.Since(start) < 20*time.Second; {
+		for i := range 100000 {
+			x += i
+		}
+	}
+	_ = x
+}
+
+func TestServerMeterMeasuresTheBenchBesideAServer(t *testing.T) {
+	// A server that is another process and takes no CPU, while this
+	// process (the bench) burns some: the meter puts that on the bench.
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	m := StartServerMeter(context.Background(), selfStore{pid: cmd.Process.Pid})
+	if m == nil {
+		t.Fatal("no meter for a child process")
+	}
+	burnCPU()
+	u := m.Stop(1000, SpanOps)
+	if u == nil || u.InProcess {
+		t.Fatalf("usage %+v: want another process's", u)
+	}
+	if u.BenchCPUSeconds < 0.05 || u.CPUSeconds > u.BenchCPUSeconds {
+		t.Errorf("bench CPU %.3f s, server %.3f s after the bench spun 0.3 s (by rusage) beside an idle server", u.BenchCPUSeconds, u.CPUSeconds)
+	}
+	if got := u.BenchCPUSeconds * 1e6 / 1000; u.BenchCPUMicrosPerOp != got {
+		t.Errorf("bench cpu µs/op %v, want %v", u.BenchCPUMicrosPerOp, got)
+	}
+	if u.CPUs != runtime.NumCPU() {
+		t.Errorf("CPUs %d, want %d", u.CPUs, runtime.NumCPU())
+	}
+	want := float64(u.CPUs) * 1e6 / (u.CPUMicrosPerOp + u.BenchCPUMicrosPerOp)
+	if got := u.OpsPerSecCPU(); got != want {
+		t.Errorf("CPU bound %v, want %v", got, want)
+	}
+	u.Span = SpanRun
+	if got := u.OpsPerSecCPU(); got != 0 {
+		t.Errorf("CPU bound %v over a whole store run (loading included), want none", got)
 	}
 }
 
