@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -94,8 +95,8 @@ func (n *node) term(ctx context.Context) error {
 	// them) before the appends stop; a deposed primary stops them first.
 	writerCtx, stopWriter := context.WithCancel(context.Background())
 	defer stopWriter()
-	held := uint64(0) // the lease's revision while this node holds it
-	graceful := false
+	var lease *leaseKeeper // from the moment this node takes the lease
+	graceful, deposed := false, false
 	defer func() {
 		if !graceful {
 			stopWriter()
@@ -108,7 +109,11 @@ func (n *node) term(ctx context.Context) error {
 		if err := e.Close(); err != nil {
 			n.logger.Warn("cluster: closing the engine", "err", err)
 		}
-		if held != 0 {
+		if lease == nil {
+			return
+		}
+		// The lease is kept until the requests taken finished above.
+		if held := lease.stop(); held != 0 && !deposed {
 			// Let a standby take over now rather than after the TTL.
 			if err := n.log.dropLease(context.Background(), held); err != nil {
 				n.logger.Warn("cluster: drop the lease", "err", err)
@@ -116,8 +121,8 @@ func (n *node) term(ctx context.Context) error {
 		}
 	}()
 
-	held, last, err := n.standby(termCtx, e, from, me, served)
-	if err != nil || held == 0 {
+	lease, last, err := n.standby(termCtx, e, from, me, served)
+	if err != nil || lease == nil {
 		return err
 	}
 	w := newLogWriter(writerCtx, n.log, n.cfg.NodeID, last, n.cfg.Fault)
@@ -126,8 +131,9 @@ func (n *node) term(ctx context.Context) error {
 	}
 	n.logger.Info("cluster: primary", "resp", me.RESP, "http", me.HTTP, "lsn", e.DurableLSN(), "log_seq", last)
 	go n.storeSnapshots(termCtx)
-	held, err = n.primary(termCtx, w, me, held, served)
+	err = n.primary(termCtx, e, w, lease, served)
 	graceful = err == nil
+	deposed = errors.Is(err, errDeposed)
 	return err
 }
 
@@ -175,9 +181,11 @@ func pastLogFatal(err error) error {
 
 // standby follows the log from message from until this node takes the
 // lease; then it applies the rest of the log and appends its fence. It
-// returns the lease's revision (0 when ctx ended) and the fence's
-// sequence.
-func (n *node) standby(ctx context.Context, e *engine.Engine, from uint64, me leaseValue, served <-chan error) (uint64, uint64, error) {
+// returns the keeper of the lease (nil when ctx ended), which renews it
+// from the moment it was taken, and the fence's sequence. The keeper is
+// returned with an error too, once the lease was taken: the caller stops
+// it and drops the lease.
+func (n *node) standby(ctx context.Context, e *engine.Engine, from uint64, me leaseValue, served <-chan error) (*leaseKeeper, uint64, error) {
 	var applied atomic.Uint64 // the last message applied
 	applied.Store(from - 1)
 	fctx, stopFollowing := context.WithCancel(ctx)
@@ -193,12 +201,12 @@ func (n *node) standby(ctx context.Context, e *engine.Engine, from uint64, me le
 		if !first {
 			select {
 			case <-ctx.Done():
-				return 0, 0, nil
+				return nil, 0, nil
 			case err := <-followed:
 				followed <- err // for the deferred wait
-				return 0, 0, fmt.Errorf("cluster: following the log: %w", err)
+				return nil, 0, fmt.Errorf("cluster: following the log: %w", err)
 			case err := <-served:
-				return 0, 0, &fatalError{fmt.Errorf("cluster: server: %w", err)}
+				return nil, 0, &fatalError{fmt.Errorf("cluster: server: %w", err)}
 			case <-poll.C:
 			}
 		}
@@ -215,18 +223,31 @@ func (n *node) standby(ctx context.Context, e *engine.Engine, from uint64, me le
 		if err != nil {
 			continue // someone else was quicker, or NATS did not answer
 		}
+		// Renewed from now on: catching up may take longer than the TTL
+		// (a long tail, NATS electing its leaders after a restart), and a
+		// lease that lapsed meanwhile let a second node take it and fence
+		// the log after this one, which then was deposed at its first
+		// append: two promotions for one.
+		lease := n.keepLease(me, rev)
 		stopFollowing()
 		if err := <-followed; err != nil {
 			followed <- err
-			return rev, 0, fmt.Errorf("cluster: following the log: %w", err)
+			return lease, 0, fmt.Errorf("cluster: following the log: %w", err)
 		}
 		followed <- nil
-		last, err := n.catchUp(ctx, e, applied.Load(), me)
+		// Catching up ends with the term or with the lease.
+		cctx, ccancel := context.WithCancel(ctx)
+		unhook := context.AfterFunc(lease.ctx, ccancel)
+		last, err := n.catchUp(cctx, e, applied.Load(), me)
+		unhook()
+		ccancel()
 		if err != nil {
-			// Keep the revision: the caller drops the lease.
-			return rev, 0, err
+			if lerr := lease.err(); lerr != nil {
+				err = lerr
+			}
+			return lease, 0, err
 		}
-		return rev, last, nil
+		return lease, last, nil
 	}
 }
 
@@ -237,6 +258,9 @@ func (n *node) catchUp(ctx context.Context, e *engine.Engine, applied uint64, me
 	body, _ := json.Marshal(me)
 	deadline := time.Now().Add(n.cfg.LeaseTTL)
 	for {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
 		if time.Now().After(deadline) {
 			return 0, fmt.Errorf("cluster: could not fence the log within %v", n.cfg.LeaseTTL)
 		}
@@ -322,35 +346,101 @@ func (n *node) apply(e *engine.Engine, h nats.Header, data []byte) error {
 	return fmt.Errorf("cluster: a log message of unknown kind %q", h.Get(headerKind))
 }
 
-// primary renews the lease every LeaseTTL/4 until the node is deposed,
-// loses the lease, or ctx ends. It returns the revision it still holds (0
-// when none).
-func (n *node) primary(ctx context.Context, w *logWriter, me leaseValue, rev uint64, served <-chan error) (uint64, error) {
-	renew := time.NewTicker(n.cfg.LeaseTTL / 4)
-	defer renew.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return rev, nil
-		case <-w.deposed:
-			return 0, errDeposed
-		case err := <-served:
-			return rev, &fatalError{fmt.Errorf("cluster: server: %w", err)}
-		case <-renew.C:
-		}
-		next, err := n.log.renewLease(ctx, me, rev)
-		if err == nil {
-			rev = next
-			continue
-		}
-		if n.cfg.Fault == FaultNoExpectedSequence {
-			continue // broken on purpose: trust the log alone
-		}
-		if errors.Is(err, jetstream.ErrKeyExists) || isWrongSequence(err) || errors.Is(err, jetstream.ErrKeyNotFound) {
-			return 0, fmt.Errorf("cluster: lost the lease: %w", err)
-		}
-		n.logger.Warn("cluster: renew the lease", "err", err)
+// primary serves as the shard's primary until the node is deposed, loses
+// the lease, its engine stops, or ctx ends (nil).
+//
+// An engine that stopped (its journal failed, or an append to the log
+// went unanswered past appendRetryMax) refuses every request from then
+// on; holding the lease with it would keep the shard down for as long as
+// the renewals succeed. So the node steps down: the term ends, the lease
+// is dropped for a standby to take at once, and this node starts again as
+// a standby from its journal and the log.
+func (n *node) primary(ctx context.Context, e *engine.Engine, w *logWriter, lease *leaseKeeper, served <-chan error) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-w.deposed:
+		return errDeposed
+	case err := <-served:
+		return &fatalError{fmt.Errorf("cluster: server: %w", err)}
+	case <-lease.ctx.Done():
+		return lease.err()
+	case <-e.Stopped():
+		return fmt.Errorf("cluster: stepping down: the engine stopped: %w", e.Failure())
 	}
+}
+
+// leaseKeeper renews a lease this node took, every LeaseTTL/4, until it
+// is stopped or the lease is lost.
+type leaseKeeper struct {
+	// ctx ends when the lease is lost (err says how) or the keeper stops.
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu   sync.Mutex
+	rev  uint64 // the lease's revision; 0 once lost
+	lost error
+}
+
+// keepLease starts renewing the lease taken at revision rev.
+func (n *node) keepLease(me leaseValue, rev uint64) *leaseKeeper {
+	ctx, cancel := context.WithCancel(context.Background())
+	k := &leaseKeeper{ctx: ctx, cancel: cancel, done: make(chan struct{}), rev: rev}
+	go func() {
+		defer close(k.done)
+		renew := time.NewTicker(n.cfg.LeaseTTL / 4)
+		defer renew.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-renew.C:
+			}
+			k.mu.Lock()
+			rev := k.rev
+			k.mu.Unlock()
+			next, err := n.log.renewLease(ctx, me, rev)
+			if err == nil {
+				k.mu.Lock()
+				k.rev = next
+				k.mu.Unlock()
+				continue
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			if n.cfg.Fault == FaultNoExpectedSequence {
+				continue // broken on purpose: trust the log alone
+			}
+			if errors.Is(err, jetstream.ErrKeyExists) || isWrongSequence(err) || errors.Is(err, jetstream.ErrKeyNotFound) {
+				k.mu.Lock()
+				k.rev, k.lost = 0, fmt.Errorf("cluster: lost the lease: %w", err)
+				k.mu.Unlock()
+				cancel()
+				return
+			}
+			n.logger.Warn("cluster: renew the lease", "err", err)
+		}
+	}()
+	return k
+}
+
+// err is why the lease was lost, or nil while it is held.
+func (k *leaseKeeper) err() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.lost
+}
+
+// stop ends the renewals and returns the revision still held (0 when the
+// lease was lost).
+func (k *leaseKeeper) stop() uint64 {
+	k.cancel()
+	<-k.done
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.rev
 }
 
 // storeSnapshots stores each newer engine snapshot while the node is the

@@ -226,6 +226,7 @@ type Engine struct {
 	closed   bool       // guarded by mu
 	failure  error      // the first journal failure, sticky; guarded by mu
 	failed   atomic.Bool
+	stopped  chan struct{} // closed with the first journal failure
 
 	kick        chan struct{} // capacity 1: the flusher has work
 	stop        chan struct{}
@@ -303,6 +304,7 @@ func Open(cfg Config) (*Engine, error) {
 		stop:        make(chan struct{}),
 		flusherDone: make(chan struct{}),
 		tickerDone:  make(chan struct{}),
+		stopped:     make(chan struct{}),
 		grouped:     cfg.Durability == DurabilityFsync || cfg.Replicated,
 	}
 	if cfg.Replicated {
@@ -970,9 +972,22 @@ func (e *Engine) failLocked(err error) {
 	if e.failure == nil {
 		e.failure = err
 		e.failed.Store(true)
+		close(e.stopped)
 		e.room.Broadcast()
 		e.cfg.Logger.Error("engine: journal failed; refusing all further requests", "err", err)
 	}
+}
+
+// Stopped is closed when the engine stops taking requests after a journal
+// (or, on a replicated primary, a log) failure: from then on it refuses
+// every request until it is closed and opened again. Failure says why.
+func (e *Engine) Stopped() <-chan struct{} { return e.stopped }
+
+// Failure returns the failure that stopped the engine, or nil.
+func (e *Engine) Failure() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.failure
 }
 
 // startSnapshot writes a snapshot of the state frozen at a frame boundary

@@ -19,11 +19,24 @@ func TestNoneModeOpThatMeetsAJournalFailureIsNotAcknowledged(t *testing.T) {
 	e := mustOpen(t, Config{Dir: "/d", FS: fs, Durability: DurabilityNone, Clock: clock, TickInterval: -1, ManualFlush: true})
 	defer e.Close()
 	must(e.Stock(rk("a", "w1"), 5, 1)) // pending: none mode has not written it
+	select {
+	case <-e.Stopped():
+		t.Fatal("Stopped is closed before any failure")
+	default:
+	}
 	fs.FailWritesAfter(0)
 	clock.Advance(time.Millisecond) // the next op begins a new frame: the pending one is written first
 	_, err := e.Capture(gk("a"), 1, nil)
 	if !e.Stats().Failed {
 		t.Fatal("the write of the pending frame did not fail the engine")
+	}
+	select {
+	case <-e.Stopped():
+	default:
+		t.Fatal("the engine failed but Stopped is not closed")
+	}
+	if !errors.Is(e.Failure(), vfs.ErrInjected) {
+		t.Fatalf("Failure() = %v, want the injected write failure", e.Failure())
 	}
 	if !errors.Is(err, ErrOutcomeUnknown) || !errors.Is(err, vfs.ErrInjected) {
 		t.Fatalf("the capture that met the journal failure was answered %v, want an unknown outcome naming the failure", err)
