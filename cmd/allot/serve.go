@@ -188,6 +188,16 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return &exitError{code: 2, msg: fmt.Sprintf("--snapshot-every-ops must be positive, got %d", snapshotOps)}
 	}
 	engineCfg := engine.Config{Dir: dir, Durability: mode, Retention: retention, SnapshotEveryOps: int64(snapshotOps), Logger: slog.New(slog.NewTextHandler(stderr, nil))}
+	if pprofAddr != "" {
+		// Before the node starts, single or in a cluster: a node of a
+		// cluster is profiled the same way.
+		stopPprof, err := servePprof(pprofAddr)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
+		logf("pprof on %s", pprofAddr)
+	}
 	if clusterCfg.URLs != "" {
 		return serveCluster(clusterCfg, engineCfg, cfg, stderr, logf)
 	}
@@ -207,16 +217,6 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	}
 	if a := srv.HTTPAddr(); a != "" {
 		logf("HTTP on %s", a)
-	}
-	if pprofAddr != "" {
-		stopPprof, err := servePprof(pprofAddr)
-		if err != nil {
-			srv.Shutdown(context.Background())
-			e.Close()
-			return err
-		}
-		defer stopPprof()
-		logf("pprof on %s", pprofAddr)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)

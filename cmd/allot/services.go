@@ -28,10 +28,12 @@ const servicesAbout = `Actions:
   status  say running / stopped / not-installed, with address, version and
           durability
 
-NAME is postgres, mariadb, redis or tarantool; none means all four. Each
-server listens on 127.0.0.1 only (PostgreSQL 15432, MariaDB 13306, Redis
-16379, Tarantool 13301) and keeps data, socket, log and pid file in
-<dir>/<name>.`
+NAME is postgres, mariadb, redis, tarantool, rabbitmq, dtm or nats; none
+means all but nats (the 3-node NATS JetStream cluster of 'allot serve
+--cluster' starts only when named). Each server listens on 127.0.0.1 only
+(PostgreSQL 15432, MariaDB 13306, Redis 16379, Tarantool 13301, RabbitMQ
+14672, dtm 16789 on Redis, NATS 14220, 14230 and 14240) and keeps data,
+socket, log and pid file in <dir>/<name> (NATS: <dir>/nats-1 to nats-3).`
 
 func runServices(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("services", "up|down|status [flags] [NAME...]", servicesAbout, stderr)
