@@ -123,16 +123,26 @@ func (c *Client) Conn(ctx context.Context) (*Conn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
-	select {
-	case cn := <-c.idle:
-		cn.inUse = true
-		return cn, nil
-	default:
+	for {
+		var cn *Conn
+		select {
+		case cn = <-c.idle:
+		default:
+		}
+		if cn == nil {
+			break
+		}
+		if cn = c.reuse(cn); cn != nil {
+			return cn, nil
+		}
+		// The server had closed it: take the next, or dial.
 	}
 	select {
 	case cn := <-c.idle:
-		cn.inUse = true
-		return cn, nil
+		if cn = c.reuse(cn); cn != nil {
+			return cn, nil
+		}
+		return c.Conn(ctx) // it was closed; its slot is free again
 	case c.slots <- struct{}{}:
 	case <-ctx.Done():
 		return nil, fmt.Errorf("client: waiting for a free connection: %w", ctx.Err())
@@ -146,6 +156,25 @@ func (c *Client) Conn(ctx context.Context) (*Conn, error) {
 	return cn, nil
 }
 
+// idleCheckAfter is how long a connection must have sat in the pool for
+// Conn to check that the server did not close it meanwhile: a restart
+// takes longer than this, and a connection handed from one request
+// straight to the next (a busy pool) is spared the system call.
+const idleCheckAfter = time.Millisecond
+
+// reuse readies an idle connection for use, or closes it and returns nil
+// when the server closed it while it sat in the pool.
+func (c *Client) reuse(cn *Conn) *Conn {
+	if time.Since(cn.idleAt) >= idleCheckAfter && cn.peerClosed() {
+		cn.unwatch()
+		cn.nc.Close()
+		<-c.slots
+		return nil
+	}
+	cn.inUse = true
+	return cn
+}
+
 // put returns a healthy connection to the pool, or closes a broken one.
 func (c *Client) put(cn *Conn) {
 	c.mu.Lock()
@@ -157,6 +186,7 @@ func (c *Client) put(cn *Conn) {
 		<-c.slots
 		return
 	}
+	cn.idleAt = time.Now()
 	select {
 	case c.idle <- cn:
 	default:

@@ -9,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"allot/inventory"
@@ -34,8 +35,9 @@ type Conn struct {
 	searchSpans []int
 	intern      map[string]string
 
-	deadline bool  // a deadline is set on nc
-	broken   error // the connection is out of step; never reuse it
+	deadline bool      // a deadline is set on nc
+	broken   error     // the connection is out of step; never reuse it
+	idleAt   time.Time // when it went back to the pool
 
 	// The context whose cancellation interrupts I/O (see watch).
 	watched     context.Context
@@ -86,6 +88,36 @@ func (cn *Conn) Close() error {
 	cn.inUse = false
 	cn.client.put(cn)
 	return nil
+}
+
+// peerClosed reports whether the server has closed an idle connection (it
+// restarted, or a node of a cluster started a new term), or sent bytes no
+// request asked for: either way the connection must not carry a request,
+// whose outcome would then be unknown although the server never read it.
+// It peeks at the socket without blocking and without consuming.
+func (cn *Conn) peerClosed() bool {
+	if cn.rd.Buffered() > 0 {
+		return true
+	}
+	sc, ok := cn.nc.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return true
+	}
+	closed := false
+	var b [1]byte
+	err = rc.Read(func(fd uintptr) bool {
+		_, _, rerr := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		// EAGAIN: nothing to read, open and quiet, as an idle connection
+		// is. Anything else is an error (a reset), the end of the stream
+		// (n == 0), or bytes nobody asked for (n > 0).
+		closed = rerr != syscall.EAGAIN && rerr != syscall.EINTR
+		return true
+	})
+	return closed || err != nil
 }
 
 // Err returns why the connection broke, or nil.

@@ -11,6 +11,13 @@
 // server refused the client (NOAUTH, WRONGPASS) or answered something that
 // is not in the contract; the connection is then discarded, never reused.
 //
+// A connection that sat in the pool for a millisecond or more is checked
+// before it carries a request (a non-blocking peek at its socket): one the
+// server closed meanwhile (it restarted, or a node of a cluster began a new
+// term) is dropped and the next taken or a new one dialled, so that a
+// request is not sent into it and come back with an unknown outcome
+// although the server never read it.
+//
 // Concurrency: a Client is safe for concurrent use; a Conn belongs to one
 // goroutine until Close gives it back to the pool.
 //
