@@ -175,6 +175,12 @@ func freePort(t testing.TB) string {
 
 // start starts node id (again, on its data directory, when it ran before)
 // and waits until it answers PING.
+//
+// freePort's ports are free when picked, not when the node binds them: an
+// outgoing connection (the nodes' own, to NATS) may take one from the same
+// ephemeral range in between. A node that exits at start because an
+// address is in use is started again: on new ports at its first start, on
+// the same ones (which its client points to) after a pause otherwise.
 func (c *shardCluster) start(id string, extra ...string) *nodeProc {
 	c.t.Helper()
 	p := c.nodes[id]
@@ -182,9 +188,31 @@ func (c *shardCluster) start(id string, extra ...string) *nodeProc {
 		p = &nodeProc{id: id, resp: freePort(c.t), http: freePort(c.t), data: filepath.Join(c.dir, id)}
 		c.nodes[id] = p
 	}
-	p.args = append([]string{"serve", "--cluster", c.urls, "--shard", c.shard, "--node-id", id, "--data", p.data,
+	first := p.cli == nil
+	for attempt := 1; ; attempt++ {
+		err := c.launch(p, extra)
+		if err == nil {
+			return p
+		}
+		if !strings.Contains(p.tail(), "address already in use") || attempt == 5 {
+			c.t.Fatalf("node %s: %v", id, err)
+		}
+		c.t.Logf("node %s: an address was taken (attempt %d); starting it again", id, attempt)
+		if first {
+			p.cli.Close()
+			p.cli = nil
+			p.resp, p.http = freePort(c.t), freePort(c.t)
+		} else {
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+}
+
+// launch starts p's process once and waits until it answers PING.
+func (c *shardCluster) launch(p *nodeProc, extra []string) error {
+	p.args = append([]string{"serve", "--cluster", c.urls, "--shard", c.shard, "--node-id", p.id, "--data", p.data,
 		"--resp", p.resp, "--http", p.http}, extra...)
-	p.log = filepath.Join(c.dir, fmt.Sprintf("%s-%d.log", id, time.Now().UnixNano()))
+	p.log = filepath.Join(c.dir, fmt.Sprintf("%s-%d.log", p.id, time.Now().UnixNano()))
 	f, err := os.Create(p.log)
 	if err != nil {
 		c.t.Fatal(err)
@@ -198,11 +226,12 @@ func (c *shardCluster) start(id string, extra ...string) *nodeProc {
 	p.exited = make(chan struct{})
 	go func() { p.cmd.Wait(); f.Close(); close(p.exited) }()
 	if p.cli == nil {
-		p.cli, err = client.New(client.Config{Addr: p.resp, PoolSize: 64, DialTimeout: time.Second})
+		cli, err := client.New(client.Config{Addr: p.resp, PoolSize: 64, DialTimeout: time.Second})
 		if err != nil {
 			c.t.Fatal(err)
 		}
-		c.t.Cleanup(func() { p.cli.Close() })
+		p.cli = cli
+		c.t.Cleanup(func() { cli.Close() })
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -210,15 +239,15 @@ func (c *shardCluster) start(id string, extra ...string) *nodeProc {
 		err := p.cli.Ping(ctx)
 		cancel()
 		if err == nil {
-			return p
+			return nil
 		}
 		select {
 		case <-p.exited:
-			c.t.Fatalf("node %s exited at start: %s", id, p.tail())
+			return fmt.Errorf("exited at start: %s", p.tail())
 		default:
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("node %s does not answer: %v\n%s", id, err, p.tail())
+			return fmt.Errorf("does not answer: %v\n%s", err, p.tail())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
