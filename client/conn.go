@@ -109,13 +109,15 @@ func (cn *Conn) peerClosed() bool {
 	}
 	closed := false
 	var b [1]byte
-	err = rc.Read(func(fd uintptr) bool {
+	// Control, not Read: the peek never blocks (MSG_DONTWAIT), and a read
+	// deadline the last request left on the connection, past by now, must
+	// not make a healthy connection look broken.
+	err = rc.Control(func(fd uintptr) {
 		_, _, rerr := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 		// EAGAIN: nothing to read, open and quiet, as an idle connection
 		// is. Anything else is an error (a reset), the end of the stream
 		// (n == 0), or bytes nobody asked for (n > 0).
 		closed = rerr != syscall.EAGAIN && rerr != syscall.EINTR
-		return true
 	})
 	return closed || err != nil
 }

@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"allot/client"
 	"allot/inventory"
@@ -55,5 +56,36 @@ func TestStalePooledConnectionAfterRestart(t *testing.T) {
 	}
 	if res, err := c.Get(ctx, k); err != nil || res.Count != 6 {
 		t.Fatalf("after 4 captures of 10: count %d, %v; want 6", res.Count, err)
+	}
+}
+
+// TestIdleConnectionPastItsDeadlineIsReused: the check of an idle
+// connection must not take the read deadline the last request left on it,
+// past by now, for a closed connection: the pool would then dial again
+// after every pause longer than a caller's timeout.
+func TestIdleConnectionPastItsDeadlineIsReused(t *testing.T) {
+	s := servertest.Start(t, servertest.Options{NoHTTP: true})
+	c := newClient(t, s.RESPAddr(), client.Config{PoolSize: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	cn, err := c.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cn.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cn.Close()
+	cancel()
+	time.Sleep(100 * time.Millisecond) // idle past the deadline
+	again, err := c.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if again != cn {
+		t.Fatal("the pool dialled a new connection: the idle one was taken for closed")
+	}
+	if err := again.Ping(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
