@@ -208,10 +208,9 @@ func WriteBounds(w io.Writer, runs []Result) {
 		}
 		fmt.Fprintf(w, "  %s: fdatasync p50 %.3f ms, %s; bound %.0f / %.0f ops/s; measured %.0f = %.0f%% / %.0f%%\n",
 			runLabel(r), b.FsyncP50MS, rtt, b.OpsPerSecFsync, b.OpsPerSecFsyncRTT, r.OpsPerSec, 100*a, 100*c)
-		if u := r.Server; u.OpsPerSecCPU() > 0 {
+		if u, cpu := r.Server, r.Server.OpsPerSecCPU(); cpu > 0 {
 			// The disk's bound assumes free CPU; on a machine the server
 			// shares with the bench, the CPU may bind first.
-			cpu := u.OpsPerSecCPU()
 			fmt.Fprintf(w, "    CPU per op: server %.1f µs + bench %.1f µs on %d CPUs: at most %.0f ops/s; measured = %.0f%%\n",
 				u.CPUMicrosPerOp, u.BenchCPUMicrosPerOp, u.CPUs, cpu, 100*r.OpsPerSec/cpu)
 		}

@@ -123,29 +123,28 @@ func (c *Client) Conn(ctx context.Context) (*Conn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
+	// An idle connection before a new one. One the server closed while it
+	// sat in the pool is dropped (its slot freed) and the next tried.
 	for {
-		var cn *Conn
 		select {
-		case cn = <-c.idle:
+		case cn := <-c.idle:
+			if cn = c.reuse(cn); cn != nil {
+				return cn, nil
+			}
+			continue
 		default:
 		}
-		if cn == nil {
-			break
+		select {
+		case cn := <-c.idle:
+			if cn = c.reuse(cn); cn != nil {
+				return cn, nil
+			}
+			continue
+		case c.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("client: waiting for a free connection: %w", ctx.Err())
 		}
-		if cn = c.reuse(cn); cn != nil {
-			return cn, nil
-		}
-		// The server had closed it: take the next, or dial.
-	}
-	select {
-	case cn := <-c.idle:
-		if cn = c.reuse(cn); cn != nil {
-			return cn, nil
-		}
-		return c.Conn(ctx) // it was closed; its slot is free again
-	case c.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("client: waiting for a free connection: %w", ctx.Err())
+		break
 	}
 	cn, err := dial(ctx, c)
 	if err != nil {

@@ -163,30 +163,17 @@ func TestKillNATSNode(t *testing.T) {
 	// at most 30 s: the log's and the lease's leaders may have been on the
 	// killed node, and on a loaded machine their elections (and a
 	// failover, if the primary's lease lapsed meanwhile) take a while.
-	after, firstAck, lastAck := 0, time.Time{}, time.Time{}
-	count := func() {
-		after, firstAck, lastAck = 0, time.Time{}, time.Time{}
-		for _, r := range l.all() { // records are complete once listed
-			if r.acked && r.sent.After(killed) {
-				after++
-				if firstAck.IsZero() || r.done.Before(firstAck) {
-					firstAck = r.done
-				}
-				if r.done.After(lastAck) {
-					lastAck = r.done
-				}
-			}
-		}
-	}
+	var after int
+	var firstAck, lastAck time.Time
 	for deadline := killed.Add(30 * time.Second); time.Now().Before(deadline); {
 		time.Sleep(200 * time.Millisecond)
-		if count(); after > 0 && lastAck.Sub(killed) >= 4*time.Second {
+		if after, firstAck, lastAck = l.ackedSince(killed); after > 0 && lastAck.Sub(killed) >= 4*time.Second {
 			break
 		}
 	}
 	stop()
 	wg.Wait()
-	count()
+	after, firstAck, lastAck = l.ackedSince(killed)
 	t.Logf("killed NATS node %s (stream leader %q); %d holds acknowledged after, the first %v and the last %v after the kill",
 		victim, leader, after, firstAck.Sub(killed).Round(time.Millisecond), lastAck.Sub(killed).Round(time.Millisecond))
 	if after == 0 || lastAck.Sub(killed) < 4*time.Second {

@@ -197,21 +197,10 @@ func TestNATSClusterRestart(t *testing.T) {
 	}
 	back := time.Now()
 	// Until holds are acknowledged again for 4 s, for at most 60 s.
-	var lastAck, firstAck time.Time
+	var firstAck, lastAck time.Time
 	for deadline := back.Add(60 * time.Second); time.Now().Before(deadline); {
 		time.Sleep(200 * time.Millisecond)
-		firstAck, lastAck = time.Time{}, time.Time{}
-		for _, r := range l.all() {
-			if r.acked && r.sent.After(back) {
-				if firstAck.IsZero() || r.done.Before(firstAck) {
-					firstAck = r.done
-				}
-				if r.done.After(lastAck) {
-					lastAck = r.done
-				}
-			}
-		}
-		if !firstAck.IsZero() && lastAck.Sub(firstAck) >= 4*time.Second {
+		if _, firstAck, lastAck = l.ackedSince(back); !firstAck.IsZero() && lastAck.Sub(firstAck) >= 4*time.Second {
 			break
 		}
 	}

@@ -61,6 +61,23 @@ func (l *holdLoad) acked() (n int) {
 	return n
 }
 
+// ackedSince counts the holds sent after since and acknowledged, with the
+// first and last acknowledgement times (zero when none).
+func (l *holdLoad) ackedSince(since time.Time) (n int, first, last time.Time) {
+	for _, r := range l.all() { // records are complete once listed
+		if r.acked && r.sent.After(since) {
+			n++
+			if first.IsZero() || r.done.Before(first) {
+				first = r.done
+			}
+			if r.done.After(last) {
+				last = r.done
+			}
+		}
+	}
+	return n, first, last
+}
+
 // stockLoad stocks the rows the load holds from, through node p.
 func stockLoad(t testing.TB, p *nodeProc) {
 	t.Helper()

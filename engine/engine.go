@@ -221,11 +221,10 @@ type Engine struct {
 	// flushing counts the replies the flusher took from waiting and has
 	// not released yet: with waiting, what QueueMax bounds. Guarded by mu.
 	flushing int
-	kicked   bool       // a kick is in the channel; guarded by mu
-	room     *sync.Cond // on mu: signalled when the queue shrinks
-	closed   bool       // guarded by mu
-	failure  error      // the first journal failure, sticky; guarded by mu
-	failed   atomic.Bool
+	kicked   bool          // a kick is in the channel; guarded by mu
+	room     *sync.Cond    // on mu: signalled when the queue shrinks
+	closed   bool          // guarded by mu
+	failure  error         // the first journal failure, sticky; guarded by mu
 	stopped  chan struct{} // closed with the first journal failure
 
 	kick        chan struct{} // capacity 1: the flusher has work
@@ -971,7 +970,6 @@ func (e *Engine) fail(err error) {
 func (e *Engine) failLocked(err error) {
 	if e.failure == nil {
 		e.failure = err
-		e.failed.Store(true)
 		close(e.stopped)
 		e.room.Broadcast()
 		e.cfg.Logger.Error("engine: journal failed; refusing all further requests", "err", err)

@@ -115,7 +115,11 @@ func (e *Engine) Stats() Stats {
 		Syncs:        s.syncs.Load(),
 		SyncSeconds:  float64(s.syncNanos.Load()) / 1e9,
 		Snapshots:    s.snapshots.Load(),
-		Failed:       e.failed.Load(),
+	}
+	select {
+	case <-e.stopped:
+		out.Failed = true
+	default:
 	}
 	e.mu.Lock()
 	out.Journaled = e.journaled
