@@ -30,6 +30,13 @@ type Request struct {
 	// again until the round's replies are out, as a RESP connection does.
 	// 0 means a source of its own.
 	Source uint64
+	// Checked says the submitter ran Op.Check on this very Op and it
+	// passed, so the engine does not run it again (the RESP server decodes
+	// and checks each command in one step: the second check was a tenth of
+	// its CPU per CAPTURE). Set it only right after a passing Check, never
+	// for an Op changed since; the engine clears it when it takes the
+	// request.
+	Checked bool
 	// Trace is when the request's journal batch was taken, written and
 	// synced, set in fsync mode before Wait returns (for the server's
 	// per-stage timing); zero in the other modes.
@@ -40,6 +47,13 @@ type Request struct {
 	// settled: SubmitBatch released the reply at once, without a send on
 	// done (Wait clears it).
 	settled bool
+}
+
+// takeChecked reports and clears Checked.
+func (r *Request) takeChecked() bool {
+	c := r.Checked
+	r.Checked = false
+	return c
 }
 
 // NewRequest returns a request ready to Submit.

@@ -43,7 +43,7 @@ func (e *Engine) SubmitBatch(rs []*Request) (int, error) {
 	n := 0
 	for ; n < len(rs); n++ {
 		r := rs[n]
-		if r.fn == nil {
+		if !r.takeChecked() && r.fn == nil {
 			if d := r.Op.Check(); d != "" {
 				r.Result, r.Err = inventory.Result{Code: inventory.CodeInvalid, Detail: d}, nil
 				invalid = append(invalid, r)

@@ -340,7 +340,7 @@ func (e *Engine) Dir() string { return e.cfg.Dir }
 // already waiting for the disk (back-pressure). A malformed op is answered
 // with CodeInvalid without touching state.
 func (e *Engine) Submit(r *Request) error {
-	if r.fn == nil {
+	if !r.takeChecked() && r.fn == nil {
 		if d := r.Op.Check(); d != "" {
 			r.Result, r.Err = inventory.Result{Code: inventory.CodeInvalid, Detail: d}, nil
 			r.done <- struct{}{}

@@ -326,3 +326,48 @@ func TestStatsCountRequestsInEveryMode(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckedIsTakenOnce: a request marked Checked skips the engine's own
+// check once; reused without the mark, a malformed op is refused again
+// (CodeInvalid, state unchanged), in Submit and in SubmitBatch alike.
+func TestCheckedIsTakenOnce(t *testing.T) {
+	for _, durability := range []Durability{DurabilityWrite, DurabilityFsync} {
+		e, err := Open(Config{Dir: t.TempDir(), Durability: durability})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := inventory.RowKey{SKU: "ample", Warehouse: "w1", Condition: "new", Source: "retail"}
+		if _, err := e.Stock(k, 10, 1); err != nil {
+			t.Fatal(err)
+		}
+		r := NewRequest()
+		r.Op = inventory.Capture(k.Group(), 2)
+		r.Checked = true
+		if err := e.Submit(r); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Wait(); err != nil || r.Result.Code != inventory.CodeOK {
+			t.Fatalf("%s: checked capture: %v %v", durability, r.Result, err)
+		}
+		for _, batch := range []bool{false, true} {
+			r.Op = inventory.Capture(inventory.GroupKey{SKU: "ample", Condition: "new\x00", Source: "retail"}, 1)
+			if batch {
+				other := NewRequest()
+				other.Op = inventory.Available(k.Group())
+				if _, err := e.SubmitBatch([]*Request{r, other}); err != nil {
+					t.Fatal(err)
+				}
+				other.Wait()
+			} else if err := e.Submit(r); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Wait(); err != nil || r.Result.Code != inventory.CodeInvalid {
+				t.Fatalf("%s, batch %v: a malformed op after a checked one: %v %v, want %s", durability, batch, r.Result, err, inventory.CodeInvalid)
+			}
+		}
+		if res, err := e.Available(k.Group()); err != nil || res.Count != 8 {
+			t.Fatalf("%s: available %v %v, want 8", durability, res, err)
+		}
+		e.Close()
+	}
+}

@@ -360,6 +360,7 @@ func (c *respConn) op(name resp.Name, k inventory.Kind, args [][]byte) {
 		return
 	}
 	r.Err = nil
+	r.Checked = true // DecodeOp ran Op.Check (resp.DecodeOp)
 	if c.traced == nil {
 		c.traced = r
 		c.submitAt = time.Now()

@@ -278,7 +278,15 @@ func ParseInt(b []byte) (int64, bool) {
 type StringInterner struct {
 	table      map[string]string
 	entriesMax int
+	// recent is a direct-mapped cache in front of table, slotted by a
+	// string's length and end bytes: a connection repeats the same few
+	// SKUs, conditions and sources, and a compare of a few bytes is
+	// cheaper than hashing them for the map (which was 7% of the server's
+	// CPU per CAPTURE).
+	recent [recentSlots]string
 }
+
+const recentSlots = 16
 
 // NewStringInterner returns an interner remembering up to entriesMax
 // strings.
@@ -288,12 +296,21 @@ func NewStringInterner(entriesMax int) *StringInterner {
 
 // Intern returns a string equal to b.
 func (t *StringInterner) Intern(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	slot := &t.recent[(len(b)*7+int(b[0])+int(b[len(b)-1]))%recentSlots]
+	if *slot == string(b) {
+		return *slot
+	}
 	if s, ok := t.table[string(b)]; ok {
+		*slot = s
 		return s
 	}
 	s := string(b)
 	if len(t.table) < t.entriesMax {
 		t.table[s] = s
+		*slot = s
 	}
 	return s
 }

@@ -133,6 +133,30 @@ func TestStringInternerBound(t *testing.T) {
 	}
 }
 
+// TestStringInternerRecentSlots: strings that share a slot of the recent
+// cache (same length, same end bytes) and strings past the table's bound
+// each come back equal to what was asked, however they interleave.
+func TestStringInternerRecentSlots(t *testing.T) {
+	in := NewStringInterner(8)
+	var ids []string
+	for _, mid := range "abcdefghijklmnopqrstuvwxyz" {
+		ids = append(ids, "w"+string(mid)+"1", "sku-"+string(mid)+"x")
+	}
+	for round := range 3 {
+		for i, id := range ids {
+			if got := in.Intern([]byte(id)); got != id {
+				t.Fatalf("round %d, id %d: Intern(%q) = %q", round, i, id, got)
+			}
+			if got := in.Intern([]byte(ids[(i*7)%len(ids)])); got != ids[(i*7)%len(ids)] {
+				t.Fatalf("round %d: Intern(%q) = %q", round, ids[(i*7)%len(ids)], got)
+			}
+		}
+	}
+	if len(in.table) != 8 {
+		t.Fatalf("table holds %d strings, want its bound 8", len(in.table))
+	}
+}
+
 func TestDecodeOpDoesNotAllocateForKnownIDs(t *testing.T) {
 	in := NewStringInterner(16)
 	args := words("CAPTURE sku-1 new retail 3")
