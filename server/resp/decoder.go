@@ -110,6 +110,24 @@ func (d *Decoder) Next(b []byte) (args [][]byte, n int, err *Error) {
 // the index after the line, and ok=false with a nil error when the line is
 // not complete yet.
 func readHeader(b []byte, i int, bad *Error) (v int, next int, ok bool, err *Error) {
+	// The common case in one pass: 1 to digitsMax digits and CRLF. Anything
+	// else (a sign, garbage, a line not complete yet) takes the general
+	// path, whose answers this one agrees with (FuzzReadHeader); a header
+	// was 13% of the server's CPU per pipelined CAPTURE.
+	j := i + 1
+	for j < len(b) && j-i <= digitsMax && '0' <= b[j] && b[j] <= '9' {
+		v = v*10 + int(b[j]-'0')
+		j++
+	}
+	if j > i+1 && j+1 < len(b) && b[j] == '\r' && b[j+1] == '\n' && b[i] != '\n' {
+		return v, j + 2, true, nil
+	}
+	return readHeaderLine(b, i, bad)
+}
+
+// readHeaderLine is readHeader's general path: it finds the line's end
+// first, then checks what is before it.
+func readHeaderLine(b []byte, i int, bad *Error) (v int, next int, ok bool, err *Error) {
 	end := bytes.IndexByte(b[i:min(len(b), i+headerBytesMax)], '\n')
 	if end < 0 {
 		if len(b)-i >= headerBytesMax {

@@ -85,3 +85,23 @@ func FuzzRESPCommand(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadHeader checks readHeader's one-pass common case against its
+// general path: the same number, end, completeness and error for any
+// bytes at any offset.
+func FuzzReadHeader(f *testing.F) {
+	for _, s := range []string{"$5\r\n", "*3\r\n$3", "$-1\r\n", "$12x\r\n", "$1234567890123456789\r\n",
+		"$123456789012345678\r\n", "$007\r\n", "$\r\n", "$5\r", "$5\n", "*" + "99999999999999999999999999"} {
+		f.Add([]byte(s), 0)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, i int) {
+		if i < 0 || i >= len(b) {
+			return
+		}
+		v, next, ok, err := readHeader(b, i, errBulkLength)
+		wv, wnext, wok, werr := readHeaderLine(b, i, errBulkLength)
+		if v != wv || next != wnext || ok != wok || err != werr {
+			t.Fatalf("readHeader(%q, %d) = %d %d %v %v; general path: %d %d %v %v", b, i, v, next, ok, err, wv, wnext, wok, werr)
+		}
+	})
+}
