@@ -289,7 +289,9 @@ type StringInterner struct {
 const recentSlots = 16
 
 // NewStringInterner returns an interner remembering up to entriesMax
-// strings.
+// strings, each at most inventory.IDBytesMax bytes long: a longer one is no
+// valid identifier (the op's check refuses it), and remembering it would
+// let one connection pin entriesMax times a command's length of memory.
 func NewStringInterner(entriesMax int) *StringInterner {
 	return &StringInterner{table: make(map[string]string), entriesMax: entriesMax}
 }
@@ -308,7 +310,7 @@ func (t *StringInterner) Intern(b []byte) string {
 		return s
 	}
 	s := string(b)
-	if len(t.table) < t.entriesMax {
+	if len(t.table) < t.entriesMax && len(s) <= inventory.IDBytesMax {
 		t.table[s] = s
 		*slot = s
 	}

@@ -133,6 +133,24 @@ func TestStringInternerBound(t *testing.T) {
 	}
 }
 
+// TestStringInternerRemembersIDsOnly: a string longer than any valid id
+// is answered but not remembered, so that garbage sent as SKUs cannot pin
+// entriesMax commands' worth of memory.
+func TestStringInternerRemembersIDsOnly(t *testing.T) {
+	in := NewStringInterner(16)
+	long := strings.Repeat("x", inventory.IDBytesMax+1)
+	id := strings.Repeat("y", inventory.IDBytesMax)
+	if got := in.Intern([]byte(long)); got != long {
+		t.Fatalf("Intern(long) = %q", got)
+	}
+	if got := in.Intern([]byte(id)); got != id {
+		t.Fatalf("Intern(id) = %q", got)
+	}
+	if _, ok := in.table[long]; ok || len(in.table) != 1 {
+		t.Fatalf("table holds %d strings (long one: %v), want only the %d-byte id", len(in.table), ok, inventory.IDBytesMax)
+	}
+}
+
 // TestStringInternerRecentSlots: strings that share a slot of the recent
 // cache (same length, same end bytes) and strings past the table's bound
 // each come back equal to what was asked, however they interleave.
