@@ -2,6 +2,7 @@ package services
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -47,9 +48,14 @@ func redisClient(in *instance) *redis.Client {
 func (redisServer) probe(ctx context.Context, in *instance) (probeResult, error) {
 	c := redisClient(in)
 	defer c.Close()
-	info, err := c.InfoMap(ctx, "server").Result()
+	info, err := c.InfoMap(ctx, "server", "persistence").Result()
 	if err != nil {
 		return probeResult{}, err
+	}
+	// Redis answers INFO and CONFIG while it loads its data set, and
+	// refuses everything else with -LOADING: not ready yet.
+	if p := info["Persistence"]; p["loading"] == "1" || p["async_loading"] == "1" {
+		return probeResult{}, errors.New("still loading its data set (INFO persistence: loading:1)")
 	}
 	conf, err := c.ConfigGet(ctx, "append*").Result()
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"allot/store"
 )
 
@@ -351,4 +353,45 @@ func TestUnreachableDirFallsBack(t *testing.T) {
 	if alive(st.PID) {
 		t.Fatalf("pid %d survived Down", st.PID)
 	}
+}
+
+// TestRedisUpWaitsForItsDataSet: Redis answers INFO while it loads its
+// append-only file and refuses every command with -LOADING; Up must not
+// call it running before it serves. A data set big enough to take a
+// moment to load is written, Redis stopped and started again: the first
+// command after Up must be served.
+func TestRedisUpWaitsForItsDataSet(t *testing.T) {
+	cfg := privateConfig(t)
+	requireInstalled(t, cfg, Redis)
+	ctx := context.Background()
+	cfg.Durability = store.DurabilityWrite
+	if err := Up(ctx, cfg, Redis); err != nil {
+		t.Fatal(err)
+	}
+	addr := statusOf(t, cfg, Redis).Addr
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer c.Close()
+	const keys, batch = 1_500_000, 10_000
+	value := strings.Repeat("v", 32)
+	for i := 0; i < keys; i += batch {
+		p := c.Pipeline()
+		for k := i; k < i+batch; k++ {
+			p.Set(ctx, "k"+strconv.Itoa(k), value, 0)
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Down(ctx, cfg, Redis); err != nil {
+		t.Fatal(err)
+	}
+	if err := Up(ctx, cfg, Redis); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	got, err := c.Get(ctx, "k"+strconv.Itoa(keys-1)).Result()
+	if err != nil || got != value {
+		t.Fatalf("the first GET after Up: %q, %v (Up called Redis running before it served)", got, err)
+	}
+	t.Logf("first GET after Up served in %v", time.Since(start))
 }
