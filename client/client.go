@@ -126,25 +126,23 @@ func (c *Client) Conn(ctx context.Context) (*Conn, error) {
 	// An idle connection before a new one. One the server closed while it
 	// sat in the pool is dropped (its slot freed) and the next tried.
 	for {
+		var cn *Conn
 		select {
-		case cn := <-c.idle:
-			if cn = c.reuse(cn); cn != nil {
-				return cn, nil
-			}
-			continue
+		case cn = <-c.idle:
 		default:
-		}
-		select {
-		case cn := <-c.idle:
-			if cn = c.reuse(cn); cn != nil {
-				return cn, nil
+			select {
+			case cn = <-c.idle:
+			case c.slots <- struct{}{}:
+			case <-ctx.Done():
+				return nil, fmt.Errorf("client: waiting for a free connection: %w", ctx.Err())
 			}
-			continue
-		case c.slots <- struct{}{}:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("client: waiting for a free connection: %w", ctx.Err())
 		}
-		break
+		if cn == nil {
+			break // a slot for a new connection
+		}
+		if cn = c.reuse(cn); cn != nil {
+			return cn, nil
+		}
 	}
 	cn, err := dial(ctx, c)
 	if err != nil {

@@ -32,7 +32,7 @@ type Request struct {
 	Source uint64
 	// Checked says the submitter ran Op.Check on this very Op and it
 	// passed, so the engine does not run it again (the RESP server decodes
-	// and checks each command in one step: the second check was a tenth of
+	// and checks each command in one step: the second check was 3-5% of
 	// its CPU per CAPTURE). Set it only right after a passing Check, never
 	// for an Op changed since; the engine clears it when it takes the
 	// request.

@@ -116,12 +116,8 @@ func (e *Engine) Stats() Stats {
 		SyncSeconds:  float64(s.syncNanos.Load()) / 1e9,
 		Snapshots:    s.snapshots.Load(),
 	}
-	select {
-	case <-e.stopped:
-		out.Failed = true
-	default:
-	}
 	e.mu.Lock()
+	out.Failed = e.failure != nil
 	out.Journaled = e.journaled
 	out.State = e.state.Stats()
 	e.mu.Unlock()
