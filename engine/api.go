@@ -42,6 +42,15 @@ type Request struct {
 	// per-stage timing); zero in the other modes.
 	Trace Trace
 
+	// Notify, when not nil, is called once the outcome is ready (Result,
+	// Err and Trace set), in place of waking Wait, which must then not be
+	// called. It is called once per submission, by the engine's goroutine
+	// that released the reply: in fsync mode the flusher, right after the
+	// fdatasync, otherwise the submitting goroutine inside Submit. It
+	// must not block: the flusher's next batch waits for it. The server
+	// writes a depth-1 client's reply from it (server/resp_direct.go).
+	Notify func(*Request)
+
 	done chan struct{}
 	fn   func(*inventory.State) // a read run on the writer goroutine
 	// settled: SubmitBatch released the reply at once, without a send on
@@ -54,6 +63,15 @@ func (r *Request) takeChecked() bool {
 	c := r.Checked
 	r.Checked = false
 	return c
+}
+
+// release hands the outcome to the submitter.
+func (r *Request) release() {
+	if r.Notify != nil {
+		r.Notify(r)
+		return
+	}
+	r.done <- struct{}{}
 }
 
 // NewRequest returns a request ready to Submit.

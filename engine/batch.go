@@ -9,7 +9,7 @@ import (
 // engine closed, those before the first it refused (err is then ErrClosed;
 // rs[n:] were not submitted). Each submitted request is waited for with
 // Wait, by the goroutine that called SubmitBatch or one it handed the
-// request to.
+// request to, unless it has a Notify, which is called instead.
 //
 // What it saves is per-op work a pipeline does not need: one lock, one
 // reading of the clock and one journal frame for the batch (write mode
@@ -99,6 +99,12 @@ func (e *Engine) SubmitBatch(rs []*Request) (int, error) {
 	e.unlockKick(kick)
 	for _, r := range invalid {
 		r.settled = true
+	}
+	for _, r := range rs[:n] {
+		if r.settled && r.Notify != nil {
+			r.settled = false
+			r.release()
+		}
 	}
 	if closed {
 		return n, ErrClosed

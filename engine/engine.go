@@ -343,7 +343,7 @@ func (e *Engine) Submit(r *Request) error {
 	if !r.takeChecked() && r.fn == nil {
 		if d := r.Op.Check(); d != "" {
 			r.Result, r.Err = inventory.Result{Code: inventory.CodeInvalid, Detail: d}, nil
-			r.done <- struct{}{}
+			r.release()
 			return nil
 		}
 	}
@@ -361,7 +361,7 @@ func (e *Engine) Submit(r *Request) error {
 	if e.failure != nil {
 		r.Err = refused(e.failure)
 		e.mu.Unlock()
-		r.done <- struct{}{}
+		r.release()
 		return nil
 	}
 	if e.standby != nil {
@@ -408,7 +408,7 @@ func (e *Engine) Submit(r *Request) error {
 	}
 	e.unlockKick(kick)
 	if replyNow {
-		r.done <- struct{}{}
+		r.release()
 	}
 	return nil
 }
@@ -926,7 +926,7 @@ func (e *Engine) flush(spare []*Request) ([]*Request, time.Duration) {
 			r.Err = err
 		}
 		r.Trace = trace
-		r.done <- struct{}{}
+		r.release()
 		batch[i] = nil
 	}
 	if len(batch) > 0 {

@@ -133,7 +133,7 @@ func (e *Engine) submitStandbyLocked(r *Request) {
 		}
 	}
 	e.mu.Unlock()
-	r.done <- struct{}{}
+	r.release()
 }
 
 // Promote makes a standby the primary: the local journal is made durable

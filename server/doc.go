@@ -9,7 +9,10 @@
 // http_body.go for JSON) and submit to the engine's pipeline. A RESP
 // connection submits every command of a pipeline before it waits for the
 // first reply, so the engine's writer batches ops from all connections into
-// one journal write and one fdatasync.
+// one journal write and one fdatasync. In fsync mode a round of one op (a
+// client at depth 1) is answered by the engine's flusher itself, with a
+// write that never blocks, right after the fdatasync (resp_direct.go): no
+// goroutine wakes per op to write it.
 //
 // Invariants:
 //   - replies go out in command order on each connection;
@@ -23,7 +26,7 @@
 //     authenticated (RESP AUTH or HELLO AUTH; HTTP bearer token).
 //
 // What it must never do: acknowledge an op before the engine does (replies
-// are written only after Request.Wait), close the engine (its owner does,
+// are written only after Request.Wait, or from the request's Notify), close the engine (its owner does,
 // after Shutdown, so that the journal is durable before exit), or panic on
 // input.
 package server

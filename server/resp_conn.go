@@ -61,6 +61,8 @@ type respConn struct {
 	interner     *resp.StringInterner
 	tally        opTally
 
+	dr directReply
+
 	authed bool
 	name   string
 	quit   bool // close after this round's replies
@@ -79,7 +81,7 @@ func newRESPConn(s *Server, nc net.Conn, id int64) *respConn {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	return &respConn{
+	c := &respConn{
 		s:        s,
 		nc:       nc,
 		id:       id,
@@ -89,6 +91,8 @@ func newRESPConn(s *Server, nc net.Conn, id int64) *respConn {
 		interner: resp.NewStringInterner(internEntriesMax),
 		authed:   s.cfg.Password == "",
 	}
+	c.dr.init(c)
+	return c
 }
 
 // wake makes a blocked read return, so that an idle connection notices a
@@ -97,6 +101,7 @@ func (c *respConn) wake() { c.nc.SetReadDeadline(time.Now()) }
 
 func (c *respConn) serve() {
 	defer c.nc.Close()
+	defer c.settle() // before the close
 	for {
 		full := c.round()
 		if c.quit {
@@ -185,9 +190,17 @@ func (c *respConn) round() (full bool) {
 	if len(c.slots) == 0 {
 		return false
 	}
+	if !c.settle() {
+		c.quit = true
+		return false
+	}
+	direct := c.direct()
 	c.submitPending()
 	if c.traced != nil {
 		c.submittedAt = time.Now()
+	}
+	if direct && c.submitted() {
+		return false // the flusher replies (resp_direct.go)
 	}
 	c.reply()
 	return len(c.slots) == depth
