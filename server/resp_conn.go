@@ -209,6 +209,10 @@ func (c *respConn) round() (full bool) {
 // reply waits for the round's engine requests in order and writes every
 // reply with one write.
 func (c *respConn) reply() {
+	if !c.settle() { // a direct reply before this round's
+		c.quit = true
+		return
+	}
 	c.out = c.out[:0]
 	for i := range c.slots {
 		sl := &c.slots[i]

@@ -269,29 +269,45 @@ func readRESP(br *bufio.Reader) (string, error) {
 	return line, nil
 }
 
-// TestDirectReplyKeepsTheOrder: a command that arrives while an op's
-// direct reply is still due (PING needs no engine) is answered after it.
+// TestDirectReplyKeepsTheOrder: commands that arrive while an op's direct
+// reply is still due are answered after it: PING alone, and PING before
+// CHANGES in one round (CHANGES writes the replies before it at once).
 func TestDirectReplyKeepsTheOrder(t *testing.T) {
-	s, e := directServer(t)
-	a, err := net.Dial("tcp", s.RESPAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	br := bufio.NewReader(a)
-	a.Write([]byte(rawCommand("STOCK.SET", "s", "w", "new", "retail", "1", "1")))
-	time.Sleep(50 * time.Millisecond) // a round of its own
-	a.Write([]byte(rawCommand("PING")))
-	a.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
-	if line, err := br.ReadString('\n'); err == nil {
-		t.Fatalf("got %q before the op was durable", line)
-	}
-	a.SetReadDeadline(time.Now().Add(5 * time.Second))
-	e.Flush()
-	for _, want := range []string{"+OK\r\n", "+PONG\r\n"} {
-		line, err := br.ReadString('\n')
-		if err != nil || line != want {
-			t.Fatalf("got %q (%v), want %q", line, err, want)
-		}
+	for _, tc := range []struct {
+		name, next string
+		want       []string
+	}{
+		{"ping", rawCommand("PING"), []string{"+PONG\r\n"}},
+		{"ping and changes", rawCommand("PING") + rawCommand("CHANGES", "0"), []string{"+PONG\r\n", "*"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, e := directServer(t)
+			a, err := net.Dial("tcp", s.RESPAddr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			br := bufio.NewReader(a)
+			a.Write([]byte(rawCommand("STOCK.SET", "s", "w", "new", "retail", "1", "1")))
+			time.Sleep(50 * time.Millisecond) // a round of its own
+			a.Write([]byte(tc.next))
+			a.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+			if line, err := br.ReadString('\n'); err == nil {
+				t.Fatalf("got %q before the op was durable", line)
+			}
+			a.SetReadDeadline(time.Now().Add(5 * time.Second))
+			go func() {
+				for range 3 {
+					e.Flush()
+					time.Sleep(10 * time.Millisecond)
+				}
+			}()
+			for _, want := range append([]string{"+OK\r\n"}, tc.want...) {
+				got, err := readRESP(br)
+				if err != nil || !strings.HasPrefix(got, want) {
+					t.Fatalf("got %q (%v), want %q first", got, err, want)
+				}
+			}
+		})
 	}
 }
