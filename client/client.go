@@ -225,6 +225,9 @@ func (c *Client) with(ctx context.Context, fn func(*Conn) error) error {
 	return err
 }
 
+// Addr returns the server address the client connects to.
+func (c *Client) Addr() string { return c.cfg.Addr }
+
 // Do runs one op on a pooled connection. lines is the buffer for a
 // capture's allocation.
 //
@@ -236,17 +239,42 @@ func (c *Client) with(ctx context.Context, fn func(*Conn) error) error {
 // hold id), or a read. Anything else is returned to the caller.
 //
 // A mutation refused by a standby of a cluster ("UNAVAILABLE not primary,
-// primary at ADDR") is sent once to ADDR (see redirect.go).
+// primary at ADDR") is sent to ADDR (see redirect.go). While a failover
+// is under way the node named may refuse it too, naming another (or
+// itself): each further refusal is followed after a growing
+// pause, up to RetriesMax of them, so that callers wait out the election
+// instead of spinning through refusals.
 func (c *Client) Do(ctx context.Context, op inventory.Op, lines []inventory.Line) (res inventory.Result, err error) {
 	res, err = c.do(ctx, op, lines)
-	if addr, ok := PrimaryOf(err); ok && op.Kind.Mutates() && addr != c.cfg.Addr {
-		pc, perr := c.primaryClient(addr)
-		if perr != nil {
-			return res, perr
+	target := c
+	for hop := 0; op.Kind.Mutates(); hop++ {
+		addr, ok := NextPrimary(ctx, err, hop, target.cfg.Addr)
+		if !ok {
+			break
 		}
-		return pc.do(ctx, op, lines)
+		if addr != c.cfg.Addr {
+			if target, err = c.primaryClient(addr); err != nil {
+				return res, err
+			}
+		} else {
+			target = c
+		}
+		res, err = target.do(ctx, op, lines)
 	}
 	return res, err
+}
+
+// WaitRetry waits the pause before retry attempt+1 (RetryPause longer
+// each time); it reports false when ctx ended first.
+func WaitRetry(ctx context.Context, attempt int) bool {
+	t := time.NewTimer(time.Duration(attempt+1) * RetryPause)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 func (c *Client) do(ctx context.Context, op inventory.Op, lines []inventory.Line) (res inventory.Result, err error) {
@@ -261,10 +289,8 @@ func (c *Client) do(ctx context.Context, op inventory.Op, lines []inventory.Line
 		if err == nil || attempt >= RetriesMax || ctx.Err() != nil || !retryable(&op, err) {
 			return res, err
 		}
-		select {
-		case <-ctx.Done():
+		if !WaitRetry(ctx, attempt) {
 			return res, err
-		case <-time.After(time.Duration(attempt+1) * RetryPause):
 		}
 	}
 }

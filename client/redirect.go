@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"strings"
 )
@@ -19,6 +20,24 @@ func PrimaryOf(err error) (addr string, ok bool) {
 	}
 	addr = strings.TrimSpace(strings.TrimPrefix(se.Msg, notPrimaryPrefix))
 	return addr, addr != ""
+}
+
+// NextPrimary says where a mutation goes after err, the hop-th (from 0)
+// reply to it, from the node at addr: the primary a "not primary"
+// refusal names (the mutation was not applied). The first hop goes at
+// once, unless the node names itself; each further one (a failover under
+// way: the node named refuses too) waits a growing pause first, up to
+// RetriesMax hops. It reports false when err is no such refusal, the hops
+// are spent, or ctx ended while it waited.
+func NextPrimary(ctx context.Context, err error, hop int, addr string) (string, bool) {
+	primary, ok := PrimaryOf(err)
+	if !ok || hop >= RetriesMax {
+		return "", false
+	}
+	if (hop > 0 || primary == addr) && !WaitRetry(ctx, hop) {
+		return "", false
+	}
+	return primary, true
 }
 
 // primaryClient returns a pool for the primary at addr, with this
