@@ -18,27 +18,9 @@ import (
 // round's victim rejoined.
 func auditCluster(t *testing.T, kills int, faults []string, rejoin bool, env ...string) *kill.Result {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a NATS cluster and three allot nodes")
-	}
-	if os.Getenv("ALLOT_BIN") == "" {
-		t.Setenv("ALLOT_BIN", servertest.BuildAllot(t))
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	t.Cleanup(func() {
-		if up, err := killServices(""); err == nil {
-			services.Down(context.Background(), up, services.NATS)
-		}
-	})
-	c, err := startCluster(ctx, store.DurabilityFsync, faults, 3, testLog{t}, env...)
-	if err != nil {
-		if os.Getenv("CI") != "true" {
-			t.Skipf("the cluster could not be brought up (CI=true makes this a failure): %v", err)
-		}
-		t.Fatal(err)
-	}
-	defer c.close()
+	c := privateCluster(ctx, t, faults, env...)
 	res := kill.Run(ctx, kill.Config{
 		Store: "allot-cluster", Durability: store.DurabilityFsync, Kills: kills, Workers: 8, Seed: 5,
 		OpsMax: 20000, Server: c, Log: testLog{t},
@@ -72,6 +54,33 @@ func TestClusterKillAuditCatchesAckBeforeAppend(t *testing.T) {
 	if res.LostAcked == 0 || !res.Failed() {
 		t.Fatalf("a shard acknowledging before the append passed the audit: %+v", res)
 	}
+}
+
+// privateCluster starts a fresh shard of three nodes on the private NATS
+// cluster of the kill audit (stopped when the test ends), or skips the test
+// when it cannot (but fails it in CI).
+func privateCluster(ctx context.Context, t *testing.T, faults []string, env ...string) *clusterServer {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a NATS cluster and three allot nodes")
+	}
+	if os.Getenv("ALLOT_BIN") == "" {
+		t.Setenv("ALLOT_BIN", servertest.BuildAllot(t))
+	}
+	t.Cleanup(func() {
+		if up, err := killServices(""); err == nil {
+			services.Down(context.Background(), up, services.NATS)
+		}
+	})
+	c, err := startCluster(ctx, store.DurabilityFsync, faults, 3, testLog{t}, env...)
+	if err != nil {
+		if os.Getenv("CI") != "true" {
+			t.Skipf("the cluster could not be brought up (CI=true makes this a failure): %v", err)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(c.close)
+	return c
 }
 
 // testLog sends the audit's lines to the test log.

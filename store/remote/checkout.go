@@ -16,15 +16,7 @@ var (
 // do runs one op on the session's connection: what store.OpCheckout
 // sends holds, confirms, cancels and orders through.
 func (se *Session) do(ctx context.Context, op inventory.Op) (inventory.Result, error) {
-	cn, err := se.connection(ctx)
-	if err != nil {
-		return inventory.Result{}, err
-	}
-	r, err := cn.Do(ctx, op, nil)
-	if err != nil {
-		return r, se.store.wrap(err)
-	}
-	return r, nil
+	return se.op(ctx, op, nil)
 }
 
 // do runs one op through the shared connection.

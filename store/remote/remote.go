@@ -165,27 +165,57 @@ func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
 			ops = append(ops, inventory.Stock(k, 0, 0))
 		}
 	}
-	results := make([]inventory.Result, loadChunk)
-	cn, err := s.client.Conn(ctx)
+	// A standby of a cluster refuses the sets, naming the primary: the
+	// load goes there (every op sets a row to a value: sending them again
+	// is safe, whatever part the refusing node took).
+	err := pipelineAll(ctx, s.client, ops)
+	for hop := 0; hop < loadHopsMax; hop++ {
+		addr, ok := client.PrimaryOf(err)
+		if !ok {
+			break
+		}
+		cfg := s.clientCfg
+		cfg.Addr = addr
+		pc, perr := client.New(cfg)
+		if perr != nil {
+			return fmt.Errorf("store/remote: load: the primary %s a standby named: %w", addr, perr)
+		}
+		err = pipelineAll(ctx, pc, ops)
+		pc.Close()
+	}
 	if err != nil {
 		return s.wrap(err)
+	}
+	s.keys = s.keys[:0]
+	for _, r := range rows {
+		s.keys = append(s.keys, r.Key)
+	}
+	return nil
+}
+
+// loadHopsMax bounds how many "not primary" refusals a Load follows.
+const loadHopsMax = 3
+
+// pipelineAll sends ops in pipelines of loadChunk on one connection of c;
+// any op that does not come back OK stops it.
+func pipelineAll(ctx context.Context, c *client.Client, ops []inventory.Op) error {
+	results := make([]inventory.Result, loadChunk)
+	cn, err := c.Conn(ctx)
+	if err != nil {
+		return err
 	}
 	defer cn.Close()
 	for len(ops) > 0 {
 		chunk := ops[:min(loadChunk, len(ops))]
 		ops = ops[len(chunk):]
 		if err := cn.Pipeline(ctx, chunk, results); err != nil {
-			return s.wrap(err)
+			return err
 		}
 		for i, r := range results[:len(chunk)] {
 			if r.Code != inventory.CodeOK {
-				return fmt.Errorf("store/remote: loading row %v: %v %s", chunk[i].Key, r.Code, r.Detail)
+				return fmt.Errorf("loading row %v: %v %s", chunk[i].Key, r.Code, r.Detail)
 			}
 		}
-	}
-	s.keys = s.keys[:0]
-	for _, r := range rows {
-		s.keys = append(s.keys, r.Key)
 	}
 	return nil
 }

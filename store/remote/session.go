@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"errors"
 
 	"allot/catalog"
 	"allot/client"
@@ -41,28 +42,68 @@ func (se *Session) connection(ctx context.Context) (*client.Conn, error) {
 
 // Capture takes n units of group g.
 func (se *Session) Capture(ctx context.Context, g inventory.GroupKey, n int64, lines []inventory.Line) (inventory.Result, error) {
-	cn, err := se.connection(ctx)
-	if err != nil {
-		return inventory.Result{}, err
-	}
-	r, err := cn.Capture(ctx, g, n, lines)
-	if err != nil {
-		return r, se.store.wrap(err)
-	}
-	return r, nil
+	return se.op(ctx, inventory.Capture(g, n), lines)
 }
 
 // Release adds n units back to row k.
 func (se *Session) Release(ctx context.Context, k inventory.RowKey, n int64) (inventory.Result, error) {
-	cn, err := se.connection(ctx)
-	if err != nil {
-		return inventory.Result{}, err
+	return se.op(ctx, inventory.Release(k, n), nil)
+}
+
+// op runs one op on the session's connection. A node of a cluster that is
+// not the primary refuses a mutation naming the primary (never applied):
+// the session moves there and sends it again, as client.Client.Do does;
+// a further refusal (a failover under way) is followed after a growing
+// pause, up to client.RetriesMax of them. A node that cannot be reached
+// (the primary it moved to died) is given up for the node the store was
+// opened at, which names the next primary, after the same pause: a
+// failover costs each worker a few paced attempts, not a spin through
+// refused connections.
+func (se *Session) op(ctx context.Context, op inventory.Op, lines []inventory.Line) (inventory.Result, error) {
+	for hop := 0; ; hop++ {
+		cn, err := se.connection(ctx)
+		if err != nil {
+			if hop >= client.RetriesMax || !errors.Is(err, store.ErrServerDown) || !client.WaitRetry(ctx, hop) {
+				return inventory.Result{}, err
+			}
+			if se.client.Addr() != se.store.addr {
+				if err := se.moveTo(se.store.addr); err != nil {
+					return inventory.Result{}, se.store.wrap(err)
+				}
+			}
+			continue
+		}
+		r, err := cn.Do(ctx, op, lines)
+		if err == nil {
+			return r, nil
+		}
+		addr, ok := client.NextPrimary(ctx, err, hop, se.client.Addr())
+		if !ok {
+			return r, se.store.wrap(err)
+		}
+		if addr != se.client.Addr() {
+			if err := se.moveTo(addr); err != nil {
+				return r, se.store.wrap(err)
+			}
+		}
 	}
-	r, err := cn.Release(ctx, k, n)
+}
+
+// moveTo makes the session's connection one to addr.
+func (se *Session) moveTo(addr string) error {
+	cfg := se.store.clientCfg
+	cfg.Addr, cfg.PoolSize = addr, 1
+	c, err := client.New(cfg)
 	if err != nil {
-		return r, se.store.wrap(err)
+		return err
 	}
-	return r, nil
+	if se.conn != nil {
+		se.conn.Close()
+		se.conn = nil
+	}
+	se.client.Close()
+	se.client = c
+	return nil
 }
 
 // Pipeline runs ops in one round trip; see Pipeliner.

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"allot/inventory"
+	"allot/store"
+	"allot/store/remote"
+)
+
+// TestRemoteStoreAtAStandby: `allot bench --stores allot-cluster --addr`
+// may name any node of the shard. Opened at a standby, the store's Load
+// (pipelined sets, which a standby refuses naming the primary) and its
+// sessions' captures (followed by the client) reach the primary, and the
+// primary holds what they did.
+func TestRemoteStoreAtAStandby(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c := privateCluster(ctx, t, nil)
+	h, err := c.ready(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	standby := ""
+	for _, n := range c.nodes {
+		if n.resp != h.RESP {
+			standby = n.resp
+		}
+	}
+	st, err := remote.Open(ctx, store.Config{Addr: standby, Durability: store.DurabilityFsync, Workers: 2, Timeout: 30 * time.Second}, remote.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	row := inventory.RowKey{SKU: "standby-sku", Warehouse: "w1", Condition: "new", Source: "retail"}
+	if err := st.Load(ctx, []inventory.Row{{Key: row, Count: 5, Price: 1}}); err != nil {
+		t.Fatalf("Load at a standby: %v", err)
+	}
+	se, err := st.Session(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer se.Close()
+	if res, err := se.Capture(ctx, row.Group(), 2, nil); err != nil || res.Code != inventory.CodeOK {
+		t.Fatalf("Capture at a standby: %+v, %v", res, err)
+	}
+	rows, err := st.RowsAt(ctx, h.RESP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Count != 3 {
+		t.Fatalf("the primary holds %+v, want the row at 3", rows)
+	}
+}
