@@ -53,4 +53,27 @@ func TestRemoteStoreAtAStandby(t *testing.T) {
 	if len(rows) != 1 || rows[0].Count != 3 {
 		t.Fatalf("the primary holds %+v, want the row at 3", rows)
 	}
+
+	// A pipelined session: its first pipeline is refused (a standby applies
+	// nothing), the next goes to the primary.
+	pse, err := st.Session(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pse.Close()
+	pl, ok := pse.(store.Pipeliner)
+	if !ok {
+		t.Fatal("the session does not pipeline")
+	}
+	ops := []inventory.Op{inventory.Capture(row.Group(), 1), inventory.Capture(row.Group(), 1)}
+	results := make([]inventory.Result, len(ops))
+	if err := pl.Pipeline(ctx, ops, results); err == nil {
+		t.Fatal("a standby took a pipeline of captures")
+	}
+	if err := pl.Pipeline(ctx, ops, results); err != nil {
+		t.Fatalf("the second pipeline, after the refusal: %v", err)
+	}
+	if rows, err = st.RowsAt(ctx, h.RESP); err != nil || len(rows) != 1 || rows[0].Count != 1 {
+		t.Fatalf("the primary holds %+v (%v), want the row at 1", rows, err)
+	}
 }

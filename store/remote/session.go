@@ -18,6 +18,9 @@ type Session struct {
 	client *client.Client // PoolSize 1: this session's connection
 	conn   *client.Conn
 	depth  int
+	// refusals counts the pipelines refused as "not primary" since the
+	// last that went through.
+	refusals int
 	// OpCheckout gives holds and orders, one command each (checkout.go).
 	store.OpCheckout
 }
@@ -54,24 +57,12 @@ func (se *Session) Release(ctx context.Context, k inventory.RowKey, n int64) (in
 // not the primary refuses a mutation naming the primary (never applied):
 // the session moves there and sends it again, as client.Client.Do does;
 // a further refusal (a failover under way) is followed after a growing
-// pause, up to client.RetriesMax of them. A node that cannot be reached
-// (the primary it moved to died) is given up for the node the store was
-// opened at, which names the next primary, after the same pause: a
-// failover costs each worker a few paced attempts, not a spin through
-// refused connections.
+// pause, up to client.RetriesMax of them.
 func (se *Session) op(ctx context.Context, op inventory.Op, lines []inventory.Line) (inventory.Result, error) {
 	for hop := 0; ; hop++ {
-		cn, err := se.connection(ctx)
+		cn, err := se.connect(ctx)
 		if err != nil {
-			if hop >= client.RetriesMax || !errors.Is(err, store.ErrServerDown) || !client.WaitRetry(ctx, hop) {
-				return inventory.Result{}, err
-			}
-			if se.client.Addr() != se.store.addr {
-				if err := se.moveTo(se.store.addr); err != nil {
-					return inventory.Result{}, se.store.wrap(err)
-				}
-			}
-			continue
+			return inventory.Result{}, err
 		}
 		r, err := cn.Do(ctx, op, lines)
 		if err == nil {
@@ -84,6 +75,25 @@ func (se *Session) op(ctx context.Context, op inventory.Op, lines []inventory.Li
 		if addr != se.client.Addr() {
 			if err := se.moveTo(addr); err != nil {
 				return r, se.store.wrap(err)
+			}
+		}
+	}
+}
+
+// connect returns the session's connection. A node that cannot be reached
+// (the primary the session moved to died) is given up, after a growing
+// pause, for the node the store was opened at, which names the next
+// primary; up to client.RetriesMax attempts. So a failover costs each
+// worker a few paced attempts, not a spin through refused connections.
+func (se *Session) connect(ctx context.Context) (*client.Conn, error) {
+	for attempt := 0; ; attempt++ {
+		cn, err := se.connection(ctx)
+		if err == nil || attempt >= client.RetriesMax || !errors.Is(err, store.ErrServerDown) || !client.WaitRetry(ctx, attempt) {
+			return cn, err
+		}
+		if se.client.Addr() != se.store.addr {
+			if err := se.moveTo(se.store.addr); err != nil {
+				return nil, se.store.wrap(err)
 			}
 		}
 	}
@@ -107,14 +117,29 @@ func (se *Session) moveTo(addr string) error {
 }
 
 // Pipeline runs ops in one round trip; see Pipeliner.
+// A pipeline a node refuses as not primary fails (what it did is
+// unknown, as for any failed pipeline), and the session's next call goes
+// to the primary named: at once the first time, after a growing pause
+// when refusals follow one another (a failover under way), so that a
+// pipelined worker waits out the election instead of spinning.
 func (se *Session) Pipeline(ctx context.Context, ops []inventory.Op, results []inventory.Result) error {
-	cn, err := se.connection(ctx)
+	cn, err := se.connect(ctx)
 	if err != nil {
 		return err
 	}
 	if err := cn.Pipeline(ctx, ops, results); err != nil {
+		if addr, ok := client.PrimaryOf(err); ok {
+			if se.refusals > 0 {
+				client.WaitRetry(ctx, min(se.refusals-1, client.RetriesMax))
+			}
+			se.refusals++
+			if addr != se.client.Addr() {
+				se.moveTo(addr) // on failure the next call finds no connection and says so
+			}
+		}
 		return se.store.wrap(err)
 	}
+	se.refusals = 0
 	return nil
 }
 
