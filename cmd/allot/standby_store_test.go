@@ -76,4 +76,22 @@ func TestRemoteStoreAtAStandby(t *testing.T) {
 	if rows, err = st.RowsAt(ctx, h.RESP); err != nil || len(rows) != 1 || rows[0].Count != 1 {
 		t.Fatalf("the primary holds %+v (%v), want the row at 1", rows, err)
 	}
+
+	// The shared connection (allot-mux) follows as well.
+	mux, err := remote.Open(ctx, store.Config{Addr: standby, Durability: store.DurabilityFsync, Workers: 2, Timeout: 30 * time.Second}, remote.Options{Shared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mux.Close()
+	mse, err := mux.Session(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mse.Close()
+	if res, err := mse.Release(ctx, row, 4); err != nil || res.Code != inventory.CodeOK {
+		t.Fatalf("Release through a shared connection at a standby: %+v, %v", res, err)
+	}
+	if rows, err = st.RowsAt(ctx, h.RESP); err != nil || len(rows) != 1 || rows[0].Count != 5 {
+		t.Fatalf("the primary holds %+v (%v), want the row at 5", rows, err)
+	}
 }

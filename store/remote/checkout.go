@@ -21,7 +21,7 @@ func (se *Session) do(ctx context.Context, op inventory.Op) (inventory.Result, e
 
 // do runs one op through the shared connection.
 func (se *sharedSession) do(ctx context.Context, op inventory.Op) (inventory.Result, error) {
-	r, err := se.store.batcher.Do(ctx, op, nil)
+	r, err := se.store.sh.do(ctx, op, nil)
 	if err != nil {
 		return r, se.store.wrap(err)
 	}

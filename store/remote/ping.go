@@ -26,7 +26,11 @@ func (se *Session) Ping(ctx context.Context) error {
 // Ping sends PING through the shared connection, batched with the other
 // sessions' calls as their ops are.
 func (se *sharedSession) Ping(ctx context.Context) error {
-	if err := se.store.batcher.Ping(ctx); err != nil {
+	b, _, err := se.store.sh.get()
+	if err == nil {
+		err = b.Ping(ctx)
+	}
+	if err != nil {
 		return se.store.wrap(err)
 	}
 	return nil

@@ -73,8 +73,7 @@ type Store struct {
 	clientCfg client.Config
 	child     *Process // the server this store started, nil with an Addr
 	shared    bool
-	batcher   *client.Batcher // Options.Shared: made by the first Session
-	batchConn *client.Client
+	sh        *shared // Options.Shared: the sessions' one connection
 
 	// keys are the rows of the last Load, in load order: what Rows reads
 	// back, and what the next Load empties when it does not set them.
@@ -275,14 +274,11 @@ func (s *Store) rowsVia(ctx context.Context, c *client.Client) ([]inventory.Row,
 // the shared one).
 func (s *Store) Session(ctx context.Context) (store.Session, error) {
 	if s.shared {
-		if s.batcher == nil {
-			cfg := s.clientCfg
-			cfg.PoolSize = 1
-			c, err := client.New(cfg)
-			if err != nil {
-				return nil, fmt.Errorf("store/remote: %w", err)
-			}
-			s.batchConn, s.batcher = c, client.NewBatcher(c, s.cfg.Timeout)
+		if s.sh == nil {
+			s.sh = &shared{cfg: s.clientCfg, timeout: s.cfg.Timeout}
+		}
+		if _, _, err := s.sh.get(); err != nil {
+			return nil, s.wrap(err)
 		}
 		se := &sharedSession{store: s}
 		se.OpCheckout.Do = se.do
@@ -307,10 +303,8 @@ func (s *Store) Session(ctx context.Context) (store.Session, error) {
 // (SIGTERM: it makes its journal durable and exits), removing its
 // temporary data directory.
 func (s *Store) Close() error {
-	if s.batcher != nil {
-		s.batcher.Close()
-		s.batchConn.Close()
-		s.batcher = nil
+	if s.sh != nil {
+		s.sh.close()
 	}
 	if s.client != nil {
 		s.client.Close()

@@ -164,7 +164,7 @@ type sharedSession struct {
 }
 
 func (se *sharedSession) Capture(ctx context.Context, g inventory.GroupKey, n int64, lines []inventory.Line) (inventory.Result, error) {
-	r, err := se.store.batcher.Do(ctx, inventory.Capture(g, n), lines)
+	r, err := se.store.sh.do(ctx, inventory.Capture(g, n), lines)
 	if err != nil {
 		return r, se.store.wrap(err)
 	}
@@ -172,7 +172,7 @@ func (se *sharedSession) Capture(ctx context.Context, g inventory.GroupKey, n in
 }
 
 func (se *sharedSession) Release(ctx context.Context, k inventory.RowKey, n int64) (inventory.Result, error) {
-	r, err := se.store.batcher.Do(ctx, inventory.Release(k, n), nil)
+	r, err := se.store.sh.do(ctx, inventory.Release(k, n), nil)
 	if err != nil {
 		return r, se.store.wrap(err)
 	}
@@ -181,7 +181,10 @@ func (se *sharedSession) Release(ctx context.Context, k inventory.RowKey, n int6
 
 // Search sends SEARCH through the store's Batcher.
 func (se *sharedSession) Search(ctx context.Context, q catalog.Query, out []catalog.Result) ([]catalog.Result, error) {
-	out, err := se.store.batcher.Search(ctx, q, out)
+	b, _, err := se.store.sh.get()
+	if err == nil {
+		out, err = b.Search(ctx, q, out)
+	}
 	if err != nil {
 		return out, se.store.wrap(err)
 	}
