@@ -14,11 +14,15 @@ import "time"
 //	batch  applied -> its journal batch taken by the flusher
 //	write  the batch's journal write
 //	sync   the batch's fdatasync
-//	wake   synced -> the connection's goroutine running again with the reply
+//	wake   synced -> the reply's writer at it: the connection's goroutine
+//	       running again, or, for a direct reply (a round of one op in
+//	       fsync mode, resp_direct.go), the flusher reaching this reply
+//	       after those it wrote before it
 //	reply  the round's last reply ready -> written to the socket
 //
 // read and reply are timed once per round (one read, one write of all its
-// replies); the others once per op. queue, batch, write, sync and wake
+// replies); the others once per op. A direct reply's stages are recorded
+// when the connection's next round begins (or it closes). queue, batch, write, sync and wake
 // come from the engine's trace of the request (engine.Request.Trace), and
 // only modes that wait for the disk have batch, write and sync.
 type stage uint8
