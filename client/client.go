@@ -241,9 +241,9 @@ func (c *Client) Addr() string { return c.cfg.Addr }
 // A mutation refused by a standby of a cluster ("UNAVAILABLE not primary,
 // primary at ADDR") is sent to ADDR (see redirect.go). While a failover
 // is under way the node named may refuse it too, naming another (or
-// itself): each further refusal is followed after a growing
-// pause, up to RetriesMax of them, so that callers wait out the election
-// instead of spinning through refusals.
+// itself): each further refusal is followed after a growing pause, up to
+// RetriesMax of them, so that callers wait out the election instead of
+// spinning through refusals (NextPrimary).
 func (c *Client) Do(ctx context.Context, op inventory.Op, lines []inventory.Line) (res inventory.Result, err error) {
 	res, err = c.do(ctx, op, lines)
 	target := c
@@ -252,12 +252,11 @@ func (c *Client) Do(ctx context.Context, op inventory.Op, lines []inventory.Line
 		if !ok {
 			break
 		}
+		target = c
 		if addr != c.cfg.Addr {
 			if target, err = c.primaryClient(addr); err != nil {
 				return res, err
 			}
-		} else {
-			target = c
 		}
 		res, err = target.do(ctx, op, lines)
 	}

@@ -117,6 +117,7 @@ func (se *Session) moveTo(addr string) error {
 }
 
 // Pipeline runs ops in one round trip; see Pipeliner.
+//
 // A pipeline a node refuses as not primary fails (what it did is
 // unknown, as for any failed pipeline), and the session's next call goes
 // to the primary named: at once the first time, after a growing pause
