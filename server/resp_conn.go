@@ -536,7 +536,13 @@ func (c *respConn) hello(args [][]byte) {
 	b = resp.AppendBulk(b, "mode")
 	b = resp.AppendBulk(b, "standalone")
 	b = resp.AppendBulk(b, "role")
-	b = resp.AppendBulk(b, "master")
+	// As Redis says it: "replica" on a standby (it serves reads and
+	// refuses mutations), "master" on the primary or a single node.
+	if c.s.engine.Standby() {
+		b = resp.AppendBulk(b, "replica")
+	} else {
+		b = resp.AppendBulk(b, "master")
+	}
 	b = resp.AppendBulk(b, "modules")
 	b = resp.AppendArray(b, 0)
 	b = resp.AppendBulk(b, "durability")

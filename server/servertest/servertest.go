@@ -34,6 +34,9 @@ type Options struct {
 	// that the engine's Close reporting the failure is not an error.
 	FS             vfs.FS
 	JournalMayFail bool
+	// Replicated opens the engine as a replicated shard's node: a standby
+	// until promoted (engine.Config.Replicated).
+	Replicated bool
 }
 
 // Start starts a server; t.Cleanup shuts it down and closes the engine.
@@ -45,7 +48,7 @@ func Start(t testing.TB, o Options) *Server {
 	if o.Durability == "" {
 		o.Durability = engine.DurabilityWrite
 	}
-	e, err := engine.Open(engine.Config{Dir: o.Dir, Durability: o.Durability, Clock: o.Clock, FS: o.FS})
+	e, err := engine.Open(engine.Config{Dir: o.Dir, Durability: o.Durability, Clock: o.Clock, FS: o.FS, Replicated: o.Replicated})
 	if err != nil {
 		t.Fatalf("servertest: open engine: %v", err)
 	}
