@@ -78,6 +78,10 @@ type Store struct {
 	// keys are the rows of the last Load, in load order: what Rows reads
 	// back, and what the next Load empties when it does not set them.
 	keys []inventory.RowKey
+	// primary is the node a standby named when the last Load went through
+	// it ("" when the node at addr took the load): where sessions start,
+	// and where Rows reads, instead of the standby.
+	primary string
 }
 
 // Open connects to cfg.Addr, or starts an allot serve child process on a
@@ -168,6 +172,7 @@ func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
 	// load goes there (every op sets a row to a value: sending them again
 	// is safe, whatever part the refusing node took).
 	err := pipelineAll(ctx, s.client, ops)
+	primary := ""
 	for hop := 0; hop < loadHopsMax; hop++ {
 		addr, ok := client.PrimaryOf(err)
 		if !ok {
@@ -181,10 +186,14 @@ func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
 		}
 		err = pipelineAll(ctx, pc, ops)
 		pc.Close()
+		primary = addr
 	}
 	if err != nil {
 		return s.wrap(err)
 	}
+	// Sessions start at the primary the load found, rather than each
+	// sending its first mutation to the standby to be told where it is.
+	s.primary = primary
 	s.keys = s.keys[:0]
 	for _, r := range rows {
 		s.keys = append(s.keys, r.Key)
@@ -219,9 +228,31 @@ func pipelineAll(ctx context.Context, c *client.Client, ops []inventory.Op) erro
 	return nil
 }
 
-// Rows reads back the rows of the last Load with pipelined STOCK.GET.
+// Rows reads back the rows of the last Load with pipelined STOCK.GET, from
+// the primary the load found when it went through a standby: a standby
+// applies the log a moment behind the primary, so what it reads right
+// after the last acknowledgement may lack the last ops. If that primary
+// cannot be reached (it died since), Rows reads at the node the store was
+// opened at, which has applied the whole log once it serves as the new
+// primary.
 func (s *Store) Rows(ctx context.Context) ([]inventory.Row, error) {
+	if s.primary != "" {
+		rows, err := s.RowsAt(ctx, s.primary)
+		if !errors.Is(err, store.ErrServerDown) {
+			return rows, err
+		}
+	}
 	return s.rowsVia(ctx, s.client)
+}
+
+// sessionConfig is the client configuration a new session starts with: at
+// the primary the last Load found, or at the store's address.
+func (s *Store) sessionConfig() client.Config {
+	cfg := s.clientCfg
+	if s.primary != "" {
+		cfg.Addr = s.primary
+	}
+	return cfg
 }
 
 // RowsAt is Rows read from the server at addr instead: another node of a
@@ -275,7 +306,7 @@ func (s *Store) rowsVia(ctx context.Context, c *client.Client) ([]inventory.Row,
 func (s *Store) Session(ctx context.Context) (store.Session, error) {
 	if s.shared {
 		if s.sh == nil {
-			s.sh = &shared{cfg: s.clientCfg, timeout: s.cfg.Timeout}
+			s.sh = &shared{cfg: s.sessionConfig(), timeout: s.cfg.Timeout}
 		}
 		if _, _, err := s.sh.get(); err != nil {
 			return nil, s.wrap(err)
@@ -284,7 +315,7 @@ func (s *Store) Session(ctx context.Context) (store.Session, error) {
 		se.OpCheckout.Do = se.do
 		return se, nil
 	}
-	cfg := s.clientCfg
+	cfg := s.sessionConfig()
 	cfg.PoolSize = 1
 	c, err := client.New(cfg)
 	if err != nil {
