@@ -114,4 +114,43 @@ func TestRemoteStoreAtAStandby(t *testing.T) {
 	if rows, err = st.RowsAt(ctx, h.RESP); err != nil || len(rows) != 1 || rows[0].Count != 5 {
 		t.Fatalf("the primary holds %+v (%v), want the row at 5", rows, err)
 	}
+
+	// Sessions that started at the primary a load found go back to the
+	// node their store was opened at when that primary dies, not to the
+	// dead primary: a plain session and the shared connection, each of a
+	// store that loaded through the standby.
+	loadedMux, err := remote.Open(ctx, store.Config{Addr: standby, Durability: store.DurabilityFsync, Workers: 2, Timeout: 30 * time.Second}, remote.Options{Shared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loadedMux.Close()
+	if err := loadedMux.Load(ctx, []inventory.Row{{Key: row, Count: 5, Price: 1}}); err != nil {
+		t.Fatalf("Load of the shared store at a standby: %v", err)
+	}
+	sessions := map[string]store.Session{}
+	for name, loaded := range map[string]*remote.Store{"a session": st, "the shared connection": loadedMux} {
+		se, err := loaded.Session(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer se.Close()
+		if res, err := se.Release(ctx, row, 1); err != nil || res.Code != inventory.CodeOK {
+			t.Fatalf("%s, before the kill: %+v, %v", name, res, err)
+		}
+		sessions[name] = se
+	}
+	c.node(h.Node).kill()
+	for name, se := range sessions {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			res, err := se.Release(ctx, row, 1)
+			if err == nil && res.Code == inventory.CodeOK {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: no release went through in 60 s after the primary died: %+v, %v", name, res, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
 }

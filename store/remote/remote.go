@@ -306,7 +306,7 @@ func (s *Store) rowsVia(ctx context.Context, c *client.Client) ([]inventory.Row,
 func (s *Store) Session(ctx context.Context) (store.Session, error) {
 	if s.shared {
 		if s.sh == nil {
-			s.sh = &shared{cfg: s.sessionConfig(), timeout: s.cfg.Timeout}
+			s.sh = &shared{cfg: s.clientCfg, start: s.primary, timeout: s.cfg.Timeout}
 		}
 		if _, _, err := s.sh.get(); err != nil {
 			return nil, s.wrap(err)
