@@ -43,6 +43,10 @@ func AppendString(dst []byte, s string) []byte {
 // Decoder reads ops and values from a payload. It interns identifiers so
 // that a replay of millions of ops over a few thousand rows allocates a few
 // thousand strings, not millions, and the recovered state shares them.
+// The table holds at most InternMax strings and starts again empty when
+// full: hold ids and idempotency keys are identifiers too, each new one
+// seen once, and a decoder that lives as long as a change stream's
+// subscriber kept every one it ever read.
 type Decoder struct {
 	buf    []byte
 	pos    int
@@ -123,9 +127,15 @@ func (d *Decoder) StringMax(max int) (string, error) {
 		return s, nil
 	}
 	s := string(b)
+	if len(d.intern) >= InternMax {
+		clear(d.intern)
+	}
 	d.intern[s] = s
 	return s, nil
 }
+
+// InternMax is the most strings a Decoder's intern table holds.
+const InternMax = 1 << 16
 
 // Int62 reads a number from 0 to CountMax.
 func (d *Decoder) Int62() (int64, error) {
