@@ -239,6 +239,10 @@ type Engine struct {
 	grouped bool
 	standby *NotPrimaryError // non-nil while a standby (replicate.go); guarded by mu
 	replica Replicator       // the primary's replicated log, or nil; guarded by mu
+	// frameDec decodes the frames a standby applies (ApplyFrame), one
+	// decoder for them all; guarded by frameMu.
+	frameMu  sync.Mutex
+	frameDec *inventory.Decoder
 
 	opsSinceSnap int64 // guarded by mu
 	journaled    int64 // guarded by mu

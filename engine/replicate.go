@@ -136,6 +136,32 @@ func (e *Engine) submitStandbyLocked(r *Request) {
 	r.release()
 }
 
+// decodeFrame decodes the count ops of a frame's payload, the first being
+// op first. It uses the engine's one frame decoder, whose intern table
+// keeps the rows' identifiers from frame to frame: a decoder per frame
+// allocated them again for every frame, and grew a table for each (a
+// fifth of a standby's CPU, with the garbage collector's share).
+func (e *Engine) decodeFrame(first uint64, count uint32, payload []byte) ([]inventory.Op, error) {
+	e.frameMu.Lock()
+	defer e.frameMu.Unlock()
+	if e.frameDec == nil {
+		e.frameDec = inventory.NewDecoder()
+	}
+	d := e.frameDec
+	d.Reset(payload)
+	d.Version = journal.FrameVersion
+	ops := make([]inventory.Op, count)
+	for i := range ops {
+		if err := d.Op(&ops[i]); err != nil {
+			return nil, fmt.Errorf("engine: apply frame: op %d: %w", first+uint64(i), err)
+		}
+	}
+	if !d.Done() {
+		return nil, fmt.Errorf("engine: apply frame: bytes after the frame's last op (op %d)", first+uint64(count)-1)
+	}
+	return ops, nil
+}
+
 // Promote makes a standby the primary: the local journal is made durable
 // (a standby writes the frames it applies without syncing them: the log
 // holds them), and from now on every frame goes to rep before it is
@@ -171,17 +197,9 @@ func (e *Engine) ApplyFrame(frame []byte) error {
 	if err != nil {
 		return err
 	}
-	ops := make([]inventory.Op, count)
-	d := inventory.NewDecoder()
-	d.Reset(payload)
-	d.Version = journal.FrameVersion
-	for i := range ops {
-		if err := d.Op(&ops[i]); err != nil {
-			return fmt.Errorf("engine: apply frame: op %d: %w", first+uint64(i), err)
-		}
-	}
-	if !d.Done() {
-		return fmt.Errorf("engine: apply frame: bytes after the frame's last op (op %d)", first+uint64(count)-1)
+	ops, err := e.decodeFrame(first, count, payload)
+	if err != nil {
+		return err
 	}
 
 	e.mu.Lock()
