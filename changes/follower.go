@@ -71,7 +71,7 @@ func NewFollower(fs vfs.FS, dir string, after, durable uint64, retention time.Du
 	if err != nil {
 		return nil, err
 	}
-	f := &Follower{state: state, reader: r, dec: inventory.NewDecoder(), pos: snapLSN}
+	f := &Follower{state: state, reader: r, dec: inventory.NewFollowDecoder(), pos: snapLSN}
 	for f.pos < after {
 		ok, err := f.step(max(after, durable), nil)
 		if err != nil {

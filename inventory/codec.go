@@ -43,14 +43,11 @@ func AppendString(dst []byte, s string) []byte {
 // Decoder reads ops and values from a payload. It interns identifiers so
 // that a replay of millions of ops over a few thousand rows allocates a few
 // thousand strings, not millions, and the recovered state shares them.
-// The table holds at most InternMax strings and starts again empty when
-// full: hold ids and idempotency keys are identifiers too, each new one
-// seen once, and a decoder that lives as long as a change stream's
-// subscriber kept every one it ever read.
 type Decoder struct {
-	buf    []byte
-	pos    int
-	intern map[string]string
+	buf       []byte
+	pos       int
+	intern    map[string]string
+	internMax int // 0: no bound (NewFollowDecoder)
 	// Version is the format version of what is being read.
 	Version int
 }
@@ -58,6 +55,19 @@ type Decoder struct {
 // NewDecoder returns a decoder of the current format version.
 func NewDecoder() *Decoder {
 	return &Decoder{intern: make(map[string]string), Version: OpFormatVersion}
+}
+
+// NewFollowDecoder returns a decoder for a reader that follows a journal
+// for as long as it runs (a change stream's subscriber, a standby): its
+// intern table holds at most InternMax strings and starts again empty when
+// full. Hold ids and idempotency keys are identifiers too, each new one
+// read once, and such a decoder with an unbounded table kept every one it
+// ever read. A replay that ends (recovery) keeps the unbounded table of
+// NewDecoder, so that the recovered state shares every identifier.
+func NewFollowDecoder() *Decoder {
+	d := NewDecoder()
+	d.internMax = InternMax
+	return d
 }
 
 // Reset starts reading buf.
@@ -127,14 +137,15 @@ func (d *Decoder) StringMax(max int) (string, error) {
 		return s, nil
 	}
 	s := string(b)
-	if len(d.intern) >= InternMax {
+	if d.internMax > 0 && len(d.intern) >= d.internMax {
 		clear(d.intern)
 	}
 	d.intern[s] = s
 	return s, nil
 }
 
-// InternMax is the most strings a Decoder's intern table holds.
+// InternMax is the most strings the intern table of a NewFollowDecoder
+// holds.
 const InternMax = 1 << 16
 
 // Int62 reads a number from 0 to CountMax.

@@ -8,8 +8,8 @@ import (
 
 // A decoder reads hold ids and idempotency keys through its intern table:
 // each new one is seen once, and a decoder that follows a change stream
-// for days reads millions. The table stays bounded, and a string read
-// again while it is in the table is the same string.
+// for days reads millions. A follower's table stays bounded, and a string
+// read again while it is in the table is the same string.
 func TestDecoderInternIsBounded(t *testing.T) {
 	const holds = 3 * InternMax
 	var payload []byte
@@ -17,7 +17,7 @@ func TestDecoderInternIsBounded(t *testing.T) {
 		op := Hold(fmt.Sprintf("hold-%07d", i), 60_000, []Demand{{Group: gk("sku-1"), N: 1}})
 		payload = AppendOp(payload, &op)
 	}
-	d := NewDecoder()
+	d := NewFollowDecoder()
 	d.Reset(payload)
 	var last Op
 	for i := 0; i < holds; i++ {
