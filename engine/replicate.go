@@ -138,10 +138,10 @@ func (e *Engine) submitStandbyLocked(r *Request) {
 
 // decodeFrame decodes the count ops of a frame's payload, the first being
 // op first. It uses the engine's one frame decoder, whose intern table
-// (bounded, inventory.NewFollowDecoder) keeps the rows' identifiers from
-// frame to frame: a decoder per frame
-// allocated them again for every frame, and grew a table for each (a
-// fifth of a standby's CPU, with the garbage collector's share).
+// (bounded: inventory.NewFollowDecoder) keeps the rows' identifiers from
+// frame to frame; a decoder per frame allocated them again for every frame
+// and grew a table for each (a fifth of a standby's CPU, with the garbage
+// collector's share).
 func (e *Engine) decodeFrame(first uint64, count uint32, payload []byte) ([]inventory.Op, error) {
 	e.frameMu.Lock()
 	defer e.frameMu.Unlock()

@@ -47,7 +47,7 @@ type Decoder struct {
 	buf       []byte
 	pos       int
 	intern    map[string]string
-	internMax int // 0: no bound (NewFollowDecoder)
+	internMax int // the intern table's bound (NewFollowDecoder); 0: none
 	// Version is the format version of what is being read.
 	Version int
 }
