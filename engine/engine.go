@@ -347,7 +347,7 @@ func (e *Engine) Submit(r *Request) error {
 	if !r.takeChecked() && r.fn == nil {
 		if d := r.Op.Check(); d != "" {
 			r.Result, r.Err = inventory.Result{Code: inventory.CodeInvalid, Detail: d}, nil
-			r.release()
+			r.releaseNow()
 			return nil
 		}
 	}
@@ -365,7 +365,7 @@ func (e *Engine) Submit(r *Request) error {
 	if e.failure != nil {
 		r.Err = refused(e.failure)
 		e.mu.Unlock()
-		r.release()
+		r.releaseNow()
 		return nil
 	}
 	if e.standby != nil {
@@ -412,7 +412,7 @@ func (e *Engine) Submit(r *Request) error {
 	}
 	e.unlockKick(kick)
 	if replyNow {
-		r.release()
+		r.releaseNow()
 	}
 	return nil
 }

@@ -133,7 +133,7 @@ func (e *Engine) submitStandbyLocked(r *Request) {
 		}
 	}
 	e.mu.Unlock()
-	r.release()
+	r.releaseNow()
 }
 
 // decodeFrame decodes the count ops of a frame's payload, the first being
