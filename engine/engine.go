@@ -101,7 +101,10 @@ type Clock interface {
 
 type systemClock struct{}
 
-func (systemClock) Now() time.Time { return time.Now() }
+// Now reads the wall clock alone (wallClock): time.Now reads the monotonic
+// clock as well, which the engine never uses, and a write-mode op reads
+// the clock once.
+func (systemClock) Now() time.Time { return wallClock() }
 
 // SystemClock is the real clock.
 var SystemClock Clock = systemClock{}
