@@ -2,6 +2,7 @@ package services
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/tarantool/go-tarantool/v2"
 
 	"allot/store"
 )
@@ -394,4 +396,82 @@ func TestRedisUpWaitsForItsDataSet(t *testing.T) {
 		t.Fatalf("the first GET after Up: %q, %v (Up called Redis running before it served)", got, err)
 	}
 	t.Logf("first GET after Up served in %v", time.Since(start))
+}
+
+// xlogFlags returns the open flags of the xlog file Tarantool (pid) writes.
+func xlogFlags(t *testing.T, pid int) int64 {
+	t.Helper()
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range fds {
+		target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if err != nil || !strings.HasSuffix(target, ".xlog") {
+			continue
+		}
+		info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%s", pid, fd.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(info), "\n") {
+			if v, ok := strings.CutPrefix(line, "flags:"); ok {
+				flags, err := strconv.ParseInt(strings.TrimSpace(v), 8, 64)
+				if err != nil {
+					t.Fatalf("fdinfo of %s: %v", target, err)
+				}
+				return flags
+			}
+		}
+	}
+	t.Fatalf("tarantool (pid %d) has no xlog open", pid)
+	return 0
+}
+
+// tarantoolWrite makes the Tarantool at addr write to its WAL.
+func tarantoolWrite(t *testing.T, addr string, key int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := tarantool.Connect(ctx, tarantool.NetDialer{Address: addr, User: TarantoolUser, Password: TarantoolPassword}, tarantool.Opts{Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	eval := "box.schema.space.create('sync_test', {if_not_exists = true}); " +
+		"box.space.sync_test:create_index('pk', {if_not_exists = true}); " +
+		"box.space.sync_test:replace{...}"
+	if _, err := conn.Do(tarantool.NewEvalRequest(eval).Args([]any{key})).Get(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A Tarantool in wal_mode fsync must sync its WAL after a restart on its
+// existing data as it does on a fresh one: Tarantool 2.6 wrote the first
+// xlog after recovery without O_SYNC and without fsync (the init script's
+// checkpoint at start works around it).
+func TestTarantoolSyncsAfterARestart(t *testing.T) {
+	cfg := privateConfig(t)
+	requireInstalled(t, cfg, Tarantool)
+	ctx := context.Background()
+	cfg.Durability = store.DurabilityFsync
+	if err := Up(ctx, cfg, Tarantool); err != nil {
+		t.Fatal(err)
+	}
+	st := statusOf(t, cfg, Tarantool)
+	tarantoolWrite(t, st.Addr, 1)
+	if f := xlogFlags(t, st.PID); f&syscall.O_DSYNC == 0 {
+		t.Fatalf("a fresh tarantool in wal_mode fsync writes its xlog with flags %o: no O_SYNC or O_DSYNC", f)
+	}
+	if err := Down(ctx, cfg, Tarantool); err != nil {
+		t.Fatal(err)
+	}
+	if err := Up(ctx, cfg, Tarantool); err != nil {
+		t.Fatal(err)
+	}
+	st = statusOf(t, cfg, Tarantool)
+	tarantoolWrite(t, st.Addr, 2)
+	if f := xlogFlags(t, st.PID); f&syscall.O_DSYNC == 0 {
+		t.Fatalf("tarantool restarted on its data in wal_mode fsync writes its xlog with flags %o: no O_SYNC or O_DSYNC, so nothing is synced", f)
+	}
 }
