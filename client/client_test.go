@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"reflect"
 	"testing"
@@ -270,20 +271,7 @@ func TestPipelineReusedResults(t *testing.T) {
 // TestCancelInterruptsAWait: a server that never answers; cancelling the
 // context ends the call.
 func TestCancelInterruptsAWait(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			nc, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer nc.Close() // hold it open, never answer
-		}
-	}()
+	ln := listen(t, func(nc net.Conn) { io.Copy(io.Discard, nc); nc.Close() }) // read, never answer
 	c := newClient(t, ln.Addr().String(), client.Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)

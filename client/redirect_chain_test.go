@@ -23,13 +23,14 @@ type scripted struct {
 	reply    atomic.Value // func(n int32) string
 }
 
-func startScripted(t *testing.T) *scripted {
+// listen serves every connection to a new loopback listener with serve,
+// each on a goroutine of its own, until the test ends.
+func listen(t *testing.T, serve func(net.Conn)) net.Listener {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &scripted{ln: ln}
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
@@ -37,9 +38,16 @@ func startScripted(t *testing.T) *scripted {
 			if err != nil {
 				return
 			}
-			go s.serve(nc)
+			go serve(nc)
 		}
 	}()
+	return ln
+}
+
+func startScripted(t *testing.T) *scripted {
+	t.Helper()
+	s := &scripted{}
+	s.ln = listen(t, s.serve)
 	return s
 }
 

@@ -30,11 +30,17 @@ func TestRemoteStoreAtAStandby(t *testing.T) {
 			standby = n.resp
 		}
 	}
-	st, err := remote.Open(ctx, store.Config{Addr: standby, Durability: store.DurabilityFsync, Workers: 2, Timeout: 30 * time.Second}, remote.Options{})
-	if err != nil {
-		t.Fatal(err)
+	// openAt opens a store at the standby, closed when the test ends.
+	openAt := func(o remote.Options) *remote.Store {
+		t.Helper()
+		st, err := remote.Open(ctx, store.Config{Addr: standby, Durability: store.DurabilityFsync, Workers: 2, Timeout: 30 * time.Second}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
 	}
-	defer st.Close()
+	st := openAt(remote.Options{})
 	row := inventory.RowKey{SKU: "standby-sku", Warehouse: "w1", Condition: "new", Source: "retail"}
 	if err := st.Load(ctx, []inventory.Row{{Key: row, Count: 5, Price: 1}}); err != nil {
 		t.Fatalf("Load at a standby: %v", err)
@@ -81,11 +87,7 @@ func TestRemoteStoreAtAStandby(t *testing.T) {
 	// A store that loaded nothing starts its sessions at the standby: the
 	// first pipeline is refused (a standby applies nothing), the next goes
 	// to the primary.
-	bare, err := remote.Open(ctx, store.Config{Addr: standby, Durability: store.DurabilityFsync, Workers: 2, Timeout: 30 * time.Second}, remote.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bare.Close()
+	bare := openAt(remote.Options{})
 	pl := pipeline(bare)
 	if err := pl.Pipeline(ctx, ops, results); err == nil {
 		t.Fatal("a standby took a pipeline of captures")
@@ -98,11 +100,7 @@ func TestRemoteStoreAtAStandby(t *testing.T) {
 	}
 
 	// The shared connection (allot-mux) follows as well.
-	mux, err := remote.Open(ctx, store.Config{Addr: standby, Durability: store.DurabilityFsync, Workers: 2, Timeout: 30 * time.Second}, remote.Options{Shared: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mux.Close()
+	mux := openAt(remote.Options{Shared: true})
 	mse, err := mux.Session(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -119,11 +117,7 @@ func TestRemoteStoreAtAStandby(t *testing.T) {
 	// node their store was opened at when that primary dies, not to the
 	// dead primary: a plain session and the shared connection, each of a
 	// store that loaded through the standby.
-	loadedMux, err := remote.Open(ctx, store.Config{Addr: standby, Durability: store.DurabilityFsync, Workers: 2, Timeout: 30 * time.Second}, remote.Options{Shared: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer loadedMux.Close()
+	loadedMux := openAt(remote.Options{Shared: true})
 	if err := loadedMux.Load(ctx, []inventory.Row{{Key: row, Count: 5, Price: 1}}); err != nil {
 		t.Fatalf("Load of the shared store at a standby: %v", err)
 	}

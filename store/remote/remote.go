@@ -245,13 +245,19 @@ func (s *Store) Rows(ctx context.Context) ([]inventory.Row, error) {
 	return s.rowsVia(ctx, s.client)
 }
 
-// sessionConfig is the client configuration a new session starts with: at
-// the primary the last Load found, or at the store's address.
-func (s *Store) sessionConfig() client.Config {
-	cfg := s.clientCfg
+// sessionAddr is where a new session connects: the primary the last Load
+// found, or the store's address.
+func (s *Store) sessionAddr() string {
 	if s.primary != "" {
-		cfg.Addr = s.primary
+		return s.primary
 	}
+	return s.addr
+}
+
+// oneConn is the store's client settings for one connection to addr.
+func (s *Store) oneConn(addr string) client.Config {
+	cfg := s.clientCfg
+	cfg.Addr, cfg.PoolSize = addr, 1
 	return cfg
 }
 
@@ -306,7 +312,7 @@ func (s *Store) rowsVia(ctx context.Context, c *client.Client) ([]inventory.Row,
 func (s *Store) Session(ctx context.Context) (store.Session, error) {
 	if s.shared {
 		if s.sh == nil {
-			s.sh = &shared{cfg: s.clientCfg, start: s.primary, timeout: s.cfg.Timeout}
+			s.sh = &shared{cfg: s.clientCfg, start: s.sessionAddr(), timeout: s.cfg.Timeout}
 		}
 		if _, _, err := s.sh.get(); err != nil {
 			return nil, s.wrap(err)
@@ -315,9 +321,7 @@ func (s *Store) Session(ctx context.Context) (store.Session, error) {
 		se.OpCheckout.Do = se.do
 		return se, nil
 	}
-	cfg := s.sessionConfig()
-	cfg.PoolSize = 1
-	c, err := client.New(cfg)
+	c, err := client.New(s.oneConn(s.sessionAddr()))
 	if err != nil {
 		return nil, fmt.Errorf("store/remote: %w", err)
 	}

@@ -101,9 +101,7 @@ func (se *Session) connect(ctx context.Context) (*client.Conn, error) {
 
 // moveTo makes the session's connection one to addr.
 func (se *Session) moveTo(addr string) error {
-	cfg := se.store.clientCfg
-	cfg.Addr, cfg.PoolSize = addr, 1
-	c, err := client.New(cfg)
+	c, err := client.New(se.store.oneConn(addr))
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ import (
 type shared struct {
 	mu      sync.Mutex
 	cfg     client.Config // the store's client settings; Addr is the seed
-	start   string        // where the connection is first made ("": the seed)
+	start   string        // where the connection is first made
 	timeout time.Duration
 	addr    string // where c and b are connected
 	c       *client.Client
@@ -30,11 +30,7 @@ func (sh *shared) get() (*client.Batcher, string, error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.b == nil {
-		addr := sh.cfg.Addr
-		if sh.start != "" {
-			addr = sh.start
-		}
-		if err := sh.openLocked(addr); err != nil {
+		if err := sh.openLocked(sh.start); err != nil {
 			return nil, "", err
 		}
 	}
