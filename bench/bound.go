@@ -18,12 +18,13 @@ import (
 // Bound is the closed-loop limit a durable run is read against, measured
 // on the machine just before the run.
 //
-// With W workers and one op in flight each, an op cannot be acknowledged
-// before its journal write is durable, so no store does more than
-// W / fdatasync ops per second (the round trips of the next ops overlapping
-// the sync), and a store whose ops wait for the sync and then travel back
-// and forth does at most W / (fdatasync + round trip). A figure is only
-// good or bad against these, not against another store's.
+// With N ops in flight (W workers, each keeping --pipeline P ops in flight:
+// N = W x P), an op cannot be acknowledged before its journal write is
+// durable, so no store does more than N / fdatasync ops per second (the
+// round trips of the next ops overlapping the sync), and a store whose ops
+// wait for the sync and then travel back and forth does at most
+// N / (fdatasync + round trip). A figure is only good or bad against these,
+// not against another store's.
 type Bound struct {
 	// Dir is where fdatasync was timed: the store's data directory, or a
 	// temporary one on the same file system as the bench's.
@@ -39,11 +40,15 @@ type Bound struct {
 	RTTP50MS   float64 `json:"rtt_p50_ms,omitempty"`
 	RTTSamples int     `json:"rtt_samples,omitempty"`
 	Workers    int     `json:"workers"`
-	// OpsPerSecFsync is Workers / fdatasync: the ceiling when round trips
+	// InFlight is the ops the run keeps in flight: Workers x the run's
+	// pipeline depth (Workers at depth 1).
+	InFlight int `json:"in_flight"`
+	// OpsPerSecFsync is InFlight / fdatasync: the ceiling when round trips
 	// overlap the syncs.
 	OpsPerSecFsync float64 `json:"ops_per_sec_fsync"`
-	// OpsPerSecFsyncRTT is Workers / (fdatasync + round trip): the ceiling
-	// when they do not. Equal to OpsPerSecFsync without a round trip.
+	// OpsPerSecFsyncRTT is InFlight / (fdatasync + round trip): the
+	// ceiling when they do not. Equal to OpsPerSecFsync without a round
+	// trip.
 	OpsPerSecFsyncRTT float64 `json:"ops_per_sec_fsync_rtt"`
 }
 
@@ -57,23 +62,27 @@ const (
 
 // MeasureBound measures fdatasync in dir (a temporary directory when
 // empty) and, when st's sessions are store.Pinger, the round trip of
-// workers sessions pinging at once.
-func MeasureBound(ctx context.Context, st store.Store, dir string, workers int) (*Bound, error) {
+// workers sessions pinging at once; the run keeps pipeline ops in flight
+// per worker.
+func MeasureBound(ctx context.Context, st store.Store, dir string, workers, pipeline int) (*Bound, error) {
 	if workers < 1 {
 		return nil, fmt.Errorf("bench: bound: workers must be positive, got %d", workers)
+	}
+	if pipeline < 1 {
+		return nil, fmt.Errorf("bench: bound: pipeline must be positive, got %d", pipeline)
 	}
 	fsync, dir, err := MeasureFsync(dir, BoundFsyncSamples)
 	if err != nil {
 		return nil, err
 	}
-	b := &Bound{Dir: dir, FsyncP50MS: millis(fsync), FsyncSamples: BoundFsyncSamples, Workers: workers}
+	b := &Bound{Dir: dir, FsyncP50MS: millis(fsync), FsyncSamples: BoundFsyncSamples, Workers: workers, InFlight: workers * pipeline}
 	rtt, n, err := MeasureRTT(ctx, st, workers, BoundRTTSamples)
 	if err != nil {
 		return nil, err
 	}
 	b.RTTP50MS, b.RTTSamples = millis(rtt), n
-	b.OpsPerSecFsync = float64(workers) / fsync.Seconds()
-	b.OpsPerSecFsyncRTT = float64(workers) / (fsync + rtt).Seconds()
+	b.OpsPerSecFsync = float64(b.InFlight) / fsync.Seconds()
+	b.OpsPerSecFsyncRTT = float64(b.InFlight) / (fsync + rtt).Seconds()
 	return b, nil
 }
 
@@ -179,6 +188,15 @@ func median(d []time.Duration) time.Duration {
 	return d[len(d)/2]
 }
 
+// inFlight is InFlight, or Workers for a bound recorded before InFlight
+// was (a results file of an earlier version, at depth 1).
+func (b *Bound) inFlight() int {
+	if b.InFlight == 0 {
+		return b.Workers
+	}
+	return b.InFlight
+}
+
 // Share returns opsPerSec as a fraction of both bounds.
 func (b *Bound) Share(opsPerSec float64) (ofFsync, ofFsyncRTT float64) {
 	if b == nil || b.OpsPerSecFsync == 0 {
@@ -198,7 +216,7 @@ func WriteBounds(w io.Writer, runs []Result) {
 			continue
 		}
 		if first {
-			fmt.Fprintln(w, "bound (closed loop, measured before each durable run): workers / fdatasync, and workers / (fdatasync + PING round trip)")
+			fmt.Fprintln(w, "bound (closed loop, measured before each durable run): ops in flight / fdatasync, and ops in flight / (fdatasync + PING round trip); ops in flight = workers x pipeline")
 			first = false
 		}
 		a, c := b.Share(r.OpsPerSec)
@@ -206,8 +224,8 @@ func WriteBounds(w io.Writer, runs []Result) {
 		if b.RTTSamples > 0 {
 			rtt = fmt.Sprintf("rtt p50 %.3f ms", b.RTTP50MS)
 		}
-		fmt.Fprintf(w, "  %s: fdatasync p50 %.3f ms, %s; bound %.0f / %.0f ops/s; measured %.0f = %.0f%% / %.0f%%\n",
-			runLabel(r), b.FsyncP50MS, rtt, b.OpsPerSecFsync, b.OpsPerSecFsyncRTT, r.OpsPerSec, 100*a, 100*c)
+		fmt.Fprintf(w, "  %s: fdatasync p50 %.3f ms, %s; %d in flight: bound %.0f / %.0f ops/s; measured %.0f = %.0f%% / %.0f%%\n",
+			runLabel(r), b.FsyncP50MS, rtt, b.inFlight(), b.OpsPerSecFsync, b.OpsPerSecFsyncRTT, r.OpsPerSec, 100*a, 100*c)
 		if u, cpu := r.Server, r.Server.OpsPerSecCPU(); cpu > 0 {
 			// The disk's bound assumes free CPU; on a machine the server
 			// shares with the bench, the CPU may bind first.

@@ -73,7 +73,7 @@ func (s pingSession) Ping(context.Context) error {
 
 func TestMeasureBound(t *testing.T) {
 	ctx := context.Background()
-	b, err := MeasureBound(ctx, &pingStore{delay: 2 * time.Millisecond}, t.TempDir(), 4)
+	b, err := MeasureBound(ctx, &pingStore{delay: 2 * time.Millisecond}, t.TempDir(), 4, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,13 +88,27 @@ func TestMeasureBound(t *testing.T) {
 	}
 
 	// Without Pinger the round trip is absent and both ceilings agree.
-	b, err = MeasureBound(ctx, &pingStore{plain: true}, t.TempDir(), 4)
+	b, err = MeasureBound(ctx, &pingStore{plain: true}, t.TempDir(), 4, 1)
 	if err != nil || b.RTTSamples != 0 || b.OpsPerSecFsync != b.OpsPerSecFsyncRTT {
 		t.Fatalf("in-process bound %+v, %v", b, err)
 	}
 	// A failing ping is an error, not a zero round trip.
-	if _, err := MeasureBound(ctx, &pingStore{fail: true}, t.TempDir(), 2); err == nil || !strings.Contains(err.Error(), "no pong") {
+	if _, err := MeasureBound(ctx, &pingStore{fail: true}, t.TempDir(), 2, 1); err == nil || !strings.Contains(err.Error(), "no pong") {
 		t.Fatalf("failing ping: err %v", err)
+	}
+	// Pipelined, every worker's ops in flight wait for the same syncs: the
+	// ceilings count them all.
+	b, err = MeasureBound(ctx, &pingStore{delay: time.Millisecond}, t.TempDir(), 4, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsync = time.Duration(b.FsyncP50MS * 1e6)
+	rtt = time.Duration(b.RTTP50MS * 1e6)
+	if want := 64 / (fsync + rtt).Seconds(); b.InFlight != 64 || b.OpsPerSecFsyncRTT < want*0.999 || b.OpsPerSecFsyncRTT > want*1.001 {
+		t.Fatalf("pipelined bound %+v: want 64 in flight, 64/(fsync+rtt) = %.0f", b, want)
+	}
+	if _, err := MeasureBound(ctx, &pingStore{plain: true}, t.TempDir(), 4, 0); err == nil || !strings.Contains(err.Error(), "pipeline must be positive") {
+		t.Fatalf("pipeline 0: err %v", err)
 	}
 }
 
@@ -106,7 +120,7 @@ func TestWriteBoundsShowsShareOfBound(t *testing.T) {
 	var out bytes.Buffer
 	WriteBounds(&out, runs)
 	got := out.String()
-	for _, want := range []string{"bound 40000 / 32000 ops/s", "measured 20000 = 50% / 62%", "rtt p50 0.100 ms",
+	for _, want := range []string{"16 in flight: bound 40000 / 32000 ops/s", "measured 20000 = 50% / 62%", "rtt p50 0.100 ms",
 		"CPU per op: server 30.0 µs + bench 20.0 µs on 2 CPUs: at most 40000 ops/s; measured = 50%"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("WriteBounds output lacks %q:\n%s", want, got)

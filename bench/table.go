@@ -136,6 +136,9 @@ func runLabel(r *Result) string {
 		parts = append(parts, r.Workload.Name)
 	}
 	parts = append(parts, r.Durability, strconv.Itoa(r.Workers)+" workers")
+	if r.Pipeline > 1 {
+		parts = append(parts, "pipeline "+strconv.Itoa(r.Pipeline))
+	}
 	if r.Sweep != nil {
 		parts = append(parts, r.Sweep.Label)
 	}

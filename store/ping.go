@@ -6,7 +6,7 @@ import "context"
 // that does no work (Redis and allot PING, Tarantool's IPROTO ping). The
 // bench times it, with the same client and as many sessions as the run
 // uses, to print the closed-loop bound a durable run is read against:
-// workers / (fdatasync + round trip).
+// ops in flight / (fdatasync + round trip).
 type Pinger interface {
 	// Ping makes one round trip. An error means the server did not answer
 	// as expected.

@@ -29,7 +29,7 @@ func (j *benchJob) startProbe(ctx context.Context, st store.Store, cfg bench.Run
 		if d, ok := st.(store.DataDirer); ok && d.DataDir() != "" {
 			dir = d.DataDir()
 		}
-		b, err := bench.MeasureBound(ctx, st, dir, cfg.Workers)
+		b, err := bench.MeasureBound(ctx, st, dir, cfg.Workers, max(cfg.Pipeline, 1))
 		if err != nil {
 			fmt.Fprintf(j.stderr, "allot bench: %s: measuring the bound: %v\n", cfg.Store, err)
 		}
