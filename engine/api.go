@@ -107,6 +107,16 @@ func (r *Request) Wait() error {
 	return r.Err
 }
 
+// Ready reports whether Wait would return at once: Submit released the
+// outcome itself, or the engine has. Only the submitter may ask, after
+// Submit returned and before Wait; Wait still reads the outcome (and is
+// what orders it after the engine's writes). The server's event loop
+// asks, so that it never waits for the disk: a round whose replies are
+// not ready goes to a goroutine of its own (server/resp_loop_linux.go).
+func (r *Request) Ready() bool {
+	return r.settled || len(r.done) > 0
+}
+
 // Capture takes n units of group g. See inventory.State for the rule.
 func (e *Engine) Capture(g inventory.GroupKey, n int64, lines []inventory.Line) (inventory.Result, error) {
 	return e.do(inventory.Capture(g, n), lines)

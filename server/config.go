@@ -53,11 +53,23 @@ type Config struct {
 	// RequestBytesMax plus a header).
 	ReadBufferBytesMax int
 
+	// RESPIO is how RESP connections are served: RESPIOLoop, one event
+	// loop (epoll) for all of them, a round that must wait going to a
+	// goroutine of its own; or RESPIOGoroutine, a goroutine per
+	// connection. Default: the loop where there is one (Linux).
+	RESPIO string
+
 	// Version is reported by HELLO and /healthz.
 	Version string
 	// Logger receives connection and request failures (default: none).
 	Logger *slog.Logger
 }
+
+// RESPIO values.
+const (
+	RESPIOLoop      = "loop"
+	RESPIOGoroutine = "goroutine"
+)
 
 const (
 	requestBytesMaxDefault    = 64 << 10
@@ -108,6 +120,20 @@ func (c *Config) Validate() error {
 	}
 	if c.ReadBufferBytesMax < readBufferBytesMin {
 		c.ReadBufferBytesMax = readBufferBytesMin
+	}
+	switch c.RESPIO {
+	case "":
+		c.RESPIO = RESPIOGoroutine
+		if loopAvailable {
+			c.RESPIO = RESPIOLoop
+		}
+	case RESPIOGoroutine:
+	case RESPIOLoop:
+		if !loopAvailable {
+			return errors.New("server: RESP I/O \"loop\" runs on Linux only (epoll): use \"goroutine\"")
+		}
+	default:
+		return fmt.Errorf("server: RESP I/O %q: want %q or %q", c.RESPIO, RESPIOLoop, RESPIOGoroutine)
 	}
 	if c.Version == "" {
 		c.Version = "dev"

@@ -151,6 +151,7 @@ type metrics struct {
 	pipeline            [12]atomic.Uint64
 	pipelineCount       atomic.Uint64
 	pipelineSum         atomic.Uint64
+	handoffs            [resumeCount]atomic.Uint64 // rounds the event loop handed to a goroutine, by reason
 	httpRequests        atomic.Uint64
 	httpBadRequests     atomic.Uint64
 
@@ -231,6 +232,7 @@ var (
 	descPipeline  = desc("allot_resp_pipeline_commands", "Commands served per round on one connection (the pipeline depth seen by the server).")
 	descBatchSize = desc("allot_engine_batch_size", "Replies released per journal flush.")
 	descSync      = desc("allot_engine_fsync_duration_seconds", "fdatasync latency of the journal.")
+	descHandoffs  = desc("allot_resp_loop_handoffs_total", "Rounds the RESP event loop handed to a goroutine because they had to wait, by reason: direct_reply (the connection's previous reply was still on its way), replies (they wait for the disk: fsync mode, more than one op), write (the socket did not take them all), changes (a CHANGES command, which may block).", "reason")
 	descExpiryLag = desc("allot_hold_expiry_lag_seconds", "How long after its deadline (by the engine's clock) each expired hold's units came back.")
 )
 
@@ -308,6 +310,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, s := range simples {
 		ch <- prometheus.MustNewConstMetric(s.desc, s.typ, s.value(m))
+	}
+	for r := resumeFinish; r < resumeCount; r++ {
+		ch <- prometheus.MustNewConstMetric(descHandoffs, prometheus.CounterValue, float64(m.handoffs[r].Load()), r.reason())
 	}
 	buckets := make(map[float64]uint64, len(pipelineBounds))
 	var cum uint64

@@ -34,9 +34,24 @@ import (
 // command or the start of one that fits.
 type respConn struct {
 	s   *Server
-	nc  net.Conn
+	nc  net.Conn // a goroutine's connection (Config.RESPIO "goroutine"); nil on the loop
 	id  int64
 	dec *resp.Decoder
+
+	// On the event loop (Config.RESPIO "loop", resp_loop_linux.go): the
+	// socket, non-blocking, closed only by closeLoopConn; and what the
+	// round handed to a goroutine left to do.
+	loop        *respLoop
+	fd          int
+	onLoop      bool // the socket is in the loop's epoll set (not handed to a goroutine)
+	changesNext bool // a CHANGES command is next in the buffer: it runs on a goroutine
+	parked      bool // the round waits for notifyReq's release, off the epoll set
+	notifyOn    bool // fsync mode: a round's last op notifies the loop (armNotify)
+	notifyReq   *engine.Request
+	notifySlot  int
+	loopNotify  func(*engine.Request)
+	rest        []byte // the round's replies the socket did not take at once
+	readyAt     time.Time
 
 	in         []byte
 	start, end int
@@ -77,13 +92,20 @@ type slot struct {
 	err      error // the engine refused req (it was never submitted)
 }
 
+// newRESPConn makes a connection a goroutine serves (serve).
 func newRESPConn(s *Server, nc net.Conn, id int64) *respConn {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	c := &respConn{
+	c := newConn(s, id)
+	c.nc, c.fd = nc, -1
+	c.dr.init(c)
+	return c
+}
+
+func newConn(s *Server, id int64) *respConn {
+	return &respConn{
 		s:        s,
-		nc:       nc,
 		id:       id,
 		dec:      resp.NewDecoder(s.cfg.limits()),
 		in:       make([]byte, readBufferBytesMin),
@@ -91,13 +113,40 @@ func newRESPConn(s *Server, nc net.Conn, id int64) *respConn {
 		interner: resp.NewStringInterner(internEntriesMax),
 		authed:   s.cfg.Password == "",
 	}
-	c.dr.init(c)
-	return c
 }
 
 // wake makes a blocked read return, so that an idle connection notices a
-// shutdown. Safe to call from another goroutine.
-func (c *respConn) wake() { c.nc.SetReadDeadline(time.Now()) }
+// shutdown; on the loop, it has the loop look (the loop closes its idle
+// connections once the server is closing). Safe to call from another
+// goroutine.
+func (c *respConn) wake() {
+	if c.loop != nil {
+		c.loop.signal()
+		return
+	}
+	c.nc.SetReadDeadline(time.Now())
+}
+
+// abort makes every read and write of the connection fail at once, for a
+// shutdown that ran out of time. Safe to call from another goroutine
+// while the connection is in Server.conns (its socket is closed only
+// after it left them).
+func (c *respConn) abort() {
+	if c.loop != nil {
+		shutdownFD(c.fd)
+		return
+	}
+	c.nc.Close()
+}
+
+// write writes b whole, waiting for the socket to take it.
+func (c *respConn) write(b []byte) error {
+	if c.loop != nil {
+		return writeFD(c.fd, b)
+	}
+	_, err := c.nc.Write(b)
+	return err
+}
 
 func (c *respConn) serve() {
 	defer c.nc.Close()
@@ -122,6 +171,16 @@ func (c *respConn) read() bool {
 	if c.readErr != nil {
 		return false
 	}
+	c.makeRoom()
+	n, err := c.nc.Read(c.in[c.end:])
+	c.took(n)
+	c.readErr = err
+	return n > 0
+}
+
+// makeRoom moves the unconsumed bytes to the front of the read buffer and
+// grows it when they fill it.
+func (c *respConn) makeRoom() {
 	if c.start == c.end {
 		c.start, c.end = 0, 0
 	} else if c.start > 0 {
@@ -136,7 +195,10 @@ func (c *respConn) read() bool {
 		}
 		c.grow()
 	}
-	n, err := c.nc.Read(c.in[c.end:])
+}
+
+// took accounts for n bytes read behind the unconsumed ones.
+func (c *respConn) took(n int) {
 	if n == len(c.in)-c.end && len(c.in) < c.inMax {
 		c.end += n
 		c.grow() // reads fill the buffer: the client pipelines, read more at once
@@ -148,8 +210,6 @@ func (c *respConn) read() bool {
 		c.s.metrics.observeStage(stageRead, c.readAt.Sub(c.wroteAt))
 		c.wroteAt = time.Time{}
 	}
-	c.readErr = err
-	return n > 0
 }
 
 func (c *respConn) grow() {
@@ -163,12 +223,30 @@ func (c *respConn) grow() {
 // round serves the complete commands in the buffer, up to the pipeline
 // depth. It reports whether it stopped at the depth (more may be buffered).
 func (c *respConn) round() (full bool) {
+	c.decode(false)
+	return c.finish()
+}
+
+// decode runs the buffer's complete commands into a new round, up to the
+// pipeline depth: ops are decoded and queued, other commands answered. On
+// the loop (onLoop), a CHANGES command, which may wait for events, is left
+// in the buffer and changesNext set: the goroutine the connection goes to
+// next runs it.
+func (c *respConn) decode(onLoop bool) {
 	c.slots = c.slots[:0]
 	c.immediate = c.immediate[:0]
 	c.traced = nil
 	depth := c.s.cfg.PipelineDepthMax
 	for len(c.slots) < depth && !c.quit {
 		args, n, derr := c.dec.Next(c.in[c.start:c.end])
+		var name resp.Name
+		if derr == nil && args != nil {
+			name = resp.Lookup(args[0])
+			if onLoop && loopDefersChanges && name == resp.NameChanges {
+				c.changesNext = true // not consumed: decoded again off the loop
+				break
+			}
+		}
 		c.start += n
 		if derr != nil {
 			c.s.metrics.commandErrors.Add(1)
@@ -185,8 +263,14 @@ func (c *respConn) round() (full bool) {
 			}
 			continue
 		}
-		c.command(args)
+		c.command(name, args)
 	}
+}
+
+// finish serves the decoded round: it waits for the direct reply before
+// it, submits the round's ops, waits for them and writes the replies. It
+// reports whether the round was full (more may be buffered).
+func (c *respConn) finish() (full bool) {
 	if len(c.slots) == 0 {
 		return false
 	}
@@ -194,16 +278,28 @@ func (c *respConn) round() (full bool) {
 		c.quit = true
 		return false
 	}
-	direct := c.direct()
+	if c.submitRound(false) {
+		return false
+	}
+	c.reply()
+	return c.full()
+}
+
+// full reports whether the round held as many commands as one may.
+func (c *respConn) full() bool { return len(c.slots) == c.s.cfg.PipelineDepthMax }
+
+// submitRound submits the round's pending ops. It reports true when the
+// flusher replies to the round itself (a direct reply, resp_direct.go).
+func (c *respConn) submitRound(arm bool) (direct bool) {
+	direct = c.direct()
+	if arm && !direct {
+		c.armNotify()
+	}
 	c.submitPending()
 	if c.traced != nil {
 		c.submittedAt = time.Now()
 	}
-	if direct && c.submitted() {
-		return false // the flusher replies (resp_direct.go)
-	}
-	c.reply()
-	return len(c.slots) == depth
+	return direct && c.submitted()
 }
 
 // reply waits for the round's engine requests in order and writes every
@@ -213,6 +309,27 @@ func (c *respConn) reply() {
 		c.quit = true
 		return
 	}
+	c.encodeReplies()
+	if err := c.write(c.out); err != nil {
+		c.quit = true
+	}
+	c.replied()
+}
+
+// repliesReady reports whether every reply of the round can be encoded
+// without waiting for the engine.
+func (c *respConn) repliesReady() bool {
+	for i := range c.slots {
+		if sl := &c.slots[i]; sl.req != nil && sl.err == nil && sl.req != c.notifyReq && !sl.req.Ready() {
+			return false
+		}
+	}
+	return true
+}
+
+// encodeReplies waits for the round's engine requests in order and
+// encodes every reply into c.out.
+func (c *respConn) encodeReplies() {
 	c.out = c.out[:0]
 	for i := range c.slots {
 		sl := &c.slots[i]
@@ -229,7 +346,15 @@ func (c *respConn) reply() {
 			sl.req, sl.err = nil, nil
 			continue
 		}
-		if err := r.Wait(); err != nil {
+		var err error
+		if r == c.notifyReq {
+			// Released with Notify: its outcome is set, Wait has no token.
+			r.Notify, c.notifyReq = nil, nil
+			err = r.Err
+		} else {
+			err = r.Wait()
+		}
+		if err != nil {
 			c.out = appendEngineError(c.out, err)
 			c.tally.add(sl.kind, resultError)
 		} else {
@@ -243,13 +368,14 @@ func (c *respConn) reply() {
 		c.free = append(c.free, r)
 		sl.req = nil
 	}
-	ready := time.Now()
-	if _, err := c.nc.Write(c.out); err != nil {
-		c.quit = true
-	}
+	c.readyAt = time.Now()
+}
+
+// replied times the round once its replies are written.
+func (c *respConn) replied() {
 	c.wroteAt = time.Now()
 	m := &c.s.metrics
-	m.observeStage(stageReply, c.wroteAt.Sub(ready))
+	m.observeStage(stageReply, c.wroteAt.Sub(c.readyAt))
 	m.flush(protocolRESP, &c.tally, c.wroteAt.Sub(c.readAt))
 	m.observePipeline(len(c.slots))
 }
@@ -296,8 +422,8 @@ func (c *respConn) errWord(msg string) {
 	c.done(from)
 }
 
-func (c *respConn) command(args [][]byte) {
-	name := resp.Lookup(args[0])
+// command runs one command; name is resp.Lookup(args[0]).
+func (c *respConn) command(name resp.Name, args [][]byte) {
 	if !c.authed && name != resp.NameAuth && name != resp.NameHello && name != resp.NameQuit {
 		c.s.metrics.commandErrors.Add(1)
 		c.errWord("NOAUTH Authentication required.")
@@ -308,7 +434,6 @@ func (c *respConn) command(args [][]byte) {
 		return
 	}
 	c.s.metrics.commandsOther.Add(1)
-	c.submitPending() // in order with the ops before it (CHANGES reads what they wrote)
 	switch name {
 	case resp.NamePing:
 		from := c.mark()
@@ -347,6 +472,7 @@ func (c *respConn) command(args [][]byte) {
 	case resp.NameClient:
 		c.client(args)
 	case resp.NameChanges:
+		c.submitPending() // in order with the ops before it: CHANGES reads what they wrote
 		c.changes(args)
 	default:
 		c.s.metrics.commandErrors.Add(1)

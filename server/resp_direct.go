@@ -23,7 +23,8 @@ import (
 // Nothing else is written on the connection, and its request is not
 // reused, until settle has seen the reply out.
 type directReply struct {
-	raw    syscall.RawConn       // nil: the connection never replies directly
+	on     bool                  // false: the connection never replies directly
+	raw    syscall.RawConn       // the goroutine's socket (nil on the loop: c.fd)
 	notify func(*engine.Request) // c.replyDirect, bound once
 	done   chan struct{}         // a token once the reply is written (or failed)
 
@@ -44,15 +45,21 @@ type directReply struct {
 }
 
 func (d *directReply) init(c *respConn) {
-	sc, ok := c.nc.(syscall.Conn)
-	if !ok || c.s.engine.Durability() != engine.DurabilityFsync {
+	if c.s.engine.Durability() != engine.DurabilityFsync {
 		return
 	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return
+	if c.loop == nil {
+		sc, ok := c.nc.(syscall.Conn)
+		if !ok {
+			return
+		}
+		raw, err := sc.SyscallConn()
+		if err != nil {
+			return
+		}
+		d.raw = raw
 	}
-	d.raw, d.notify, d.done = raw, c.replyDirect, make(chan struct{}, 1)
+	d.on, d.notify, d.done = true, c.replyDirect, make(chan struct{}, 1)
 }
 
 // direct arms the round's one op for a direct reply, when the round is
@@ -60,7 +67,7 @@ func (d *directReply) init(c *respConn) {
 // submits the op next, then calls submitted.
 func (c *respConn) direct() bool {
 	d := &c.dr
-	if d.raw == nil || len(c.slots) != 1 || len(c.pending) != 1 {
+	if !d.on || len(c.slots) != 1 || len(c.pending) != 1 {
 		return false
 	}
 	r := c.pending[0]
@@ -102,7 +109,7 @@ func (c *respConn) replyDirect(r *engine.Request) {
 	if err == nil && n < len(d.out) {
 		rest := d.out[n:]
 		go func() {
-			_, err := c.nc.Write(rest)
+			err := c.write(rest)
 			c.directDone(err != nil)
 		}()
 		return
@@ -116,6 +123,9 @@ var directWrite = writeNow
 
 // writeNow writes what c's socket takes at once and never waits for room.
 func writeNow(c *respConn, b []byte) (int, error) {
+	if c.loop != nil {
+		return writeFDNow(c.fd, b)
+	}
 	n := 0
 	var werr error
 	err := c.dr.raw.Write(func(fd uintptr) bool {

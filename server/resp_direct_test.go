@@ -56,6 +56,22 @@ func directServer(t *testing.T) (*Server, *engine.Engine) {
 	return s, e
 }
 
+// bigHoldSetup makes a hold of 64 lines with long names, "big", and
+// reads it: HOLD.GET big answers with about 6 KB. It is 66 commands (their
+// last reply is HOLD.GET's).
+var bigHoldSetup = func() string {
+	var setup strings.Builder
+	hold := []string{"HOLD", "big", "600000"}
+	for i := 0; i < 64; i++ {
+		sku := fmt.Sprintf("%060d", i)
+		setup.WriteString(rawCommand("STOCK.SET", sku, "w", "new", "retail", "1", "1"))
+		hold = append(hold, sku, "new", "retail", "1")
+	}
+	setup.WriteString(rawCommand(hold...))
+	setup.WriteString(rawCommand("HOLD.GET", "big"))
+	return setup.String()
+}()
+
 func rawCommand(args ...string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "*%d\r\n", len(args))
@@ -93,7 +109,7 @@ func TestDirectReplyNeverBlocksTheFlusher(t *testing.T) {
 		}
 	})
 	t.Run("blocking write, broken on purpose", func(t *testing.T) {
-		blocking := func(c *respConn, b []byte) (int, error) { return c.nc.Write(b) }
+		blocking := func(c *respConn, b []byte) (int, error) { return len(b), c.write(b) }
 		if stalled := fillAndFlush(t, blocking); !stalled {
 			t.Fatal("with a blocking write no flush stalled: the test cannot see the fault it guards against")
 		}
@@ -116,18 +132,8 @@ func fillAndFlush(t *testing.T, write func(*respConn, []byte) (int, error)) (sta
 		t.Fatal(err)
 	}
 	defer a.Close()
-	// A hold of 64 lines with long names: HOLD.GET answers it with about
-	// 6 KB, so that a few dozen replies fill the socket.
-	var setup strings.Builder
-	hold := []string{"HOLD", "big", "600000"}
-	for i := 0; i < 64; i++ {
-		sku := fmt.Sprintf("%060d", i)
-		setup.WriteString(rawCommand("STOCK.SET", sku, "w", "new", "retail", "1", "1"))
-		hold = append(hold, sku, "new", "retail", "1")
-	}
-	setup.WriteString(rawCommand(hold...))
-	setup.WriteString(rawCommand("HOLD.GET", "big"))
-	a.Write([]byte(setup.String()))
+	// A few dozen replies of HOLD.GET big fill the socket.
+	a.Write([]byte(bigHoldSetup))
 	ar := bufio.NewReader(a)
 	replies := make(chan string, 66)
 	go func() {

@@ -29,6 +29,7 @@ type Server struct {
 	httpServer   *http.Server
 
 	mu       sync.Mutex
+	loop     *respLoop // Config.RESPIO "loop": made by serveRESP
 	conns    map[*respConn]struct{}
 	closing  bool
 	connWG   sync.WaitGroup
@@ -123,6 +124,23 @@ func (s *Server) Serve() error {
 }
 
 func (s *Server) serveRESP() error {
+	var loop *respLoop
+	if s.cfg.RESPIO == RESPIOLoop {
+		l, err := newRESPLoop(s)
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		if s.closing {
+			s.mu.Unlock()
+			l.close()
+			return nil
+		}
+		s.loop = l
+		s.mu.Unlock()
+		go l.run()
+		loop = l
+	}
 	for {
 		nc, err := s.respListener.Accept()
 		if err != nil {
@@ -160,21 +178,46 @@ func (s *Server) serveRESP() error {
 			continue
 		}
 		s.nextID++
-		c := newRESPConn(s, nc, s.nextID)
+		var c *respConn
+		if loop != nil {
+			fd, err := adoptFD(nc)
+			if err != nil {
+				s.mu.Unlock()
+				nc.Close()
+				s.cfg.Logger.Error("server: RESP connection not taken", "err", err)
+				continue
+			}
+			c = newLoopConn(s, loop, fd, s.nextID)
+		} else {
+			c = newRESPConn(s, nc, s.nextID)
+		}
 		s.conns[c] = struct{}{}
 		s.connWG.Add(1)
 		s.mu.Unlock()
 		s.metrics.connectionsAccepted.Add(1)
 		s.metrics.connections.Add(1)
+		if loop != nil {
+			loop.add(c)
+			continue
+		}
 		go func() {
-			defer s.connWG.Done()
 			c.serve()
-			s.mu.Lock()
-			delete(s.conns, c)
-			s.mu.Unlock()
-			s.metrics.connections.Add(-1)
+			s.connGone(c, nil)
 		}()
 	}
+}
+
+// connGone takes a closed connection out of the server: out of conns,
+// with end (when not nil) run under the same lock, then counted.
+func (s *Server) connGone(c *respConn, end func()) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	if end != nil {
+		end()
+	}
+	s.mu.Unlock()
+	s.metrics.connections.Add(-1)
+	s.connWG.Done()
 }
 
 // Shutdown stops accepting, wakes every idle connection, lets connections
@@ -195,6 +238,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for c := range s.conns {
 		c.wake()
 	}
+	if s.loop != nil {
+		s.loop.signal() // it closes its idle connections, then returns
+	}
 	s.mu.Unlock()
 
 	var httpErr error
@@ -214,7 +260,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		s.mu.Lock()
 		for c := range s.conns {
-			c.nc.Close()
+			c.abort()
 		}
 		s.mu.Unlock()
 		<-done

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -40,6 +41,18 @@ func TestConfigValidate(t *testing.T) {
 		{server.Config{RESPAddr: "127.0.0.1:0", ArgsMax: 3}, "server: resp: args max must be at least 8 (the longest contract command has 7), got 3"},
 		{server.Config{RESPAddr: "127.0.0.1:0", ConnectionsMax: -1}, "server: connections max must be positive, got -1"},
 		{server.Config{RESPAddr: "127.0.0.1:0", Password: "a\nb"}, "server: the password must not contain CR or LF"},
+		{server.Config{RESPAddr: "127.0.0.1:0", RESPIO: "threads"}, `server: RESP I/O "threads": want "loop" or "goroutine"`},
+		{server.Config{RESPAddr: "127.0.0.1:0", RESPIO: server.RESPIOGoroutine}, ""},
+	}
+	if runtime.GOOS == "linux" {
+		cases = append(cases, struct {
+			cfg  server.Config
+			want string
+		}{server.Config{RESPAddr: "127.0.0.1:0", RESPIO: server.RESPIOLoop}, ""})
+	}
+	def := server.Config{RESPAddr: "127.0.0.1:0"}
+	if err := def.Validate(); err != nil || runtime.GOOS == "linux" && def.RESPIO != server.RESPIOLoop || runtime.GOOS != "linux" && def.RESPIO != server.RESPIOGoroutine {
+		t.Errorf("default RESP I/O on %s: %q, %v", runtime.GOOS, def.RESPIO, err)
 	}
 	for _, c := range cases {
 		err := c.cfg.Validate()
@@ -274,12 +287,23 @@ func TestMetrics(t *testing.T) {
 // middle of a stream of pipelines, returns; every op the client saw
 // acknowledged is in the engine, and nothing is accepted afterwards.
 func TestShutdown(t *testing.T) {
+	for _, io := range []string{server.RESPIOLoop, server.RESPIOGoroutine} {
+		t.Run(io, func(t *testing.T) {
+			if io == server.RESPIOLoop && runtime.GOOS != "linux" {
+				t.Skip("the event loop is Linux's")
+			}
+			testShutdown(t, io)
+		})
+	}
+}
+
+func testShutdown(t *testing.T, io string) {
 	dir := t.TempDir()
 	e, err := engine.Open(engine.Config{Dir: dir, Durability: engine.DurabilityFsync})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{RESPAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0"}, e)
+	srv, err := server.New(server.Config{RESPAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", RESPIO: io}, e)
 	if err != nil {
 		t.Fatal(err)
 	}

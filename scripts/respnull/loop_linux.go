@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"syscall"
 
+	"allot/internal/epoll"
 	"allot/server/resp"
 )
 
@@ -46,31 +47,14 @@ func newLoop(ln *net.TCPListener) (*loop, error) {
 	if cerr := raw.Control(func(fd uintptr) { l.lfd = int(fd) }); cerr != nil {
 		return nil, cerr
 	}
-	if l.epfd, err = syscall.EpollCreate1(syscall.EPOLL_CLOEXEC); err != nil {
-		return nil, fmt.Errorf("epoll_create1: %w", err)
-	}
-	wake, _, errno := syscall.Syscall(syscall.SYS_EVENTFD2, 0, syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
-	if errno != 0 {
-		syscall.Close(l.epfd)
-		return nil, fmt.Errorf("eventfd2: %w", errno)
-	}
-	l.wake = int(wake)
-	for _, fd := range []int{l.lfd, l.wake} {
-		ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(fd)}
-		if err := syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
-			syscall.Close(l.epfd)
-			syscall.Close(l.wake)
-			return nil, fmt.Errorf("epoll_ctl add: %w", err)
-		}
+	if l.epfd, l.wake, err = epoll.Open(l.lfd); err != nil {
+		return nil, err
 	}
 	return l, nil
 }
 
 // close makes run return; run closes every connection.
-func (l *loop) close() {
-	one := [8]byte{1}
-	syscall.Write(l.wake, one[:])
-}
+func (l *loop) close() { epoll.Wake(l.wake) }
 
 // run serves until close. It returns nil after close, or the first
 // failure of epoll itself.
@@ -86,11 +70,8 @@ func (l *loop) run() error {
 	}()
 	events := make([]syscall.EpollEvent, 256)
 	for {
-		n, err := syscall.EpollWait(l.epfd, events, -1)
+		n, err := epoll.Wait(l.epfd, events)
 		if err != nil {
-			if errors.Is(err, syscall.EINTR) {
-				continue
-			}
 			return fmt.Errorf("epoll_wait: %w", err)
 		}
 		for i := range n {

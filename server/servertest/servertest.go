@@ -2,6 +2,7 @@ package servertest
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -53,6 +54,11 @@ func Start(t testing.TB, o Options) *Server {
 		t.Fatalf("servertest: open engine: %v", err)
 	}
 	cfg := o.Config
+	if cfg.RESPIO == "" {
+		// The test suite runs the server packages a second time with
+		// ALLOT_RESP_IO=goroutine (scripts/test), as allot serve reads it.
+		cfg.RESPIO = os.Getenv("ALLOT_RESP_IO")
+	}
 	if cfg.RESPAddr == "" && !o.NoRESP {
 		cfg.RESPAddr = "127.0.0.1:0"
 	}
