@@ -212,12 +212,12 @@ func (l *respLoop) signalled() (done bool) {
 	incoming, back, ready := l.incoming, l.back, l.ready
 	l.incoming, l.back, l.ready = nil, nil, l.readySpare[:0]
 	l.mu.Unlock()
-	closing := l.s.closingNow()
 	for i, c := range ready {
-		l.replyParked(c, closing)
+		l.replyParked(c)
 		ready[i] = nil
 	}
 	l.readySpare = ready
+	closing := l.s.closingNow()
 	for _, c := range incoming {
 		l.conns[int32(c.fd)] = c
 		if closing || !l.watch(c) {
@@ -304,8 +304,10 @@ func (l *respLoop) serveRounds(c *respConn, full bool, next resumeAt) {
 
 // replyParked writes the replies of a round parked until the engine
 // notified that they are ready (engine.Request.Notify on its last op),
-// and goes on with the connection.
-func (l *respLoop) replyParked(c *respConn, closing bool) {
+// and goes on with the connection: the rounds already buffered behind it
+// are served even when the server is closing (signalled closes the
+// connection once it is idle).
+func (l *respLoop) replyParked(c *respConn) {
 	c.parked = false
 	if !c.repliesReady() {
 		// Not the engine's order (an op released before those ahead of
@@ -314,11 +316,9 @@ func (l *respLoop) replyParked(c *respConn, closing bool) {
 		return
 	}
 	full, next := c.writeRound()
-	if next == resumeNone && !c.quit {
-		if closing || !l.watch(c) {
-			l.closeLoopConn(c)
-			return
-		}
+	if next == resumeNone && !c.quit && !l.watch(c) {
+		l.closeLoopConn(c)
+		return
 	}
 	l.serveRounds(c, full, next)
 }

@@ -269,3 +269,89 @@ func pipelineFsync(t *testing.T, parks bool) (handedOff uint64) {
 	}
 	return s.metrics.handoffs[resumeReply].Load()
 }
+
+// TestShutdownAnswersEveryCommandRead: a shutdown lets a connection
+// finish the commands it has read. A pipeline of ten ops, served in
+// rounds of two (PipelineDepthMax) that each wait for the disk, is
+// answered whole when the shutdown begins while its first round waits,
+// in both modes (the loop once closed a connection after the round it
+// had parked, with the rest of its pipeline unanswered).
+func TestShutdownAnswersEveryCommandRead(t *testing.T) {
+	for _, io := range []string{RESPIOLoop, RESPIOGoroutine} {
+		t.Run(io, func(t *testing.T) {
+			e, err := engine.Open(engine.Config{Dir: t.TempDir(), Durability: engine.DurabilityFsync, ManualFlush: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			s, err := New(Config{RESPAddr: "127.0.0.1:0", RESPIO: io, PipelineDepthMax: 2}, e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			served := make(chan error, 1)
+			go func() { served <- s.Serve() }()
+			flushing, stop := make(chan struct{}), make(chan struct{})
+			flushed := make(chan struct{})
+			go func() { // the disk, once the test lets it go
+				defer close(flushed)
+				<-flushing
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+						e.Flush()
+						time.Sleep(time.Millisecond)
+					}
+				}
+			}()
+			stocked := make(chan error, 1)
+			go func() {
+				_, err := e.Stock(inventory.RowKey{SKU: "g", Warehouse: "w", Condition: "new", Source: "retail"}, 0, 1)
+				stocked <- err
+			}()
+			for len(stocked) == 0 {
+				e.Flush()
+				time.Sleep(time.Millisecond)
+			}
+			if err := <-stocked; err != nil {
+				t.Fatal(err)
+			}
+			nc, br := dialRESP(t, s)
+			var pipeline strings.Builder
+			for range 10 {
+				pipeline.WriteString(rawCommand("RELEASE", "g", "w", "new", "retail", "1"))
+			}
+			nc.Write([]byte(pipeline.String()))
+			time.Sleep(200 * time.Millisecond) // the first round waits for the disk
+			shut := make(chan error, 1)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				shut <- s.Shutdown(ctx)
+			}()
+			for !s.closingNow() {
+				time.Sleep(time.Millisecond)
+			}
+			close(flushing)
+			nc.SetReadDeadline(time.Now().Add(20 * time.Second))
+			for i := 1; i <= 10; i++ {
+				v, err := readRESP(br)
+				if err != nil {
+					t.Fatalf("reply %d of 10: %v (%q)", i, err, v)
+				}
+				if want := fmt.Sprintf(":%d\r\n", i); v != want {
+					t.Fatalf("reply %d: %q, want %q", i, v, want)
+				}
+			}
+			if err := <-shut; err != nil {
+				t.Fatal(err)
+			}
+			if err := <-served; err != nil {
+				t.Fatal(err)
+			}
+			close(stop)
+			<-flushed
+		})
+	}
+}
