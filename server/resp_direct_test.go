@@ -33,17 +33,7 @@ func directServer(t *testing.T) (*Server, *engine.Engine) {
 		// Flush what is pending so that no connection waits on the
 		// manual flusher, then stop.
 		stop := make(chan struct{})
-		go func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-					e.Flush()
-					time.Sleep(time.Millisecond)
-				}
-			}
-		}()
+		flushEvery(e, stop)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := s.Shutdown(ctx); err != nil {
@@ -71,6 +61,25 @@ var bigHoldSetup = func() string {
 	setup.WriteString(rawCommand("HOLD.GET", "big"))
 	return setup.String()
 }()
+
+// flushEvery flushes e every millisecond until stop is closed; the
+// channel it returns is closed once it stopped.
+func flushEvery(e *engine.Engine, stop <-chan struct{}) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				e.Flush()
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}()
+	return done
+}
 
 func rawCommand(args ...string) string {
 	var b strings.Builder

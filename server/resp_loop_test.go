@@ -290,21 +290,6 @@ func TestShutdownAnswersEveryCommandRead(t *testing.T) {
 			}
 			served := make(chan error, 1)
 			go func() { served <- s.Serve() }()
-			flushing, stop := make(chan struct{}), make(chan struct{})
-			flushed := make(chan struct{})
-			go func() { // the disk, once the test lets it go
-				defer close(flushed)
-				<-flushing
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-						e.Flush()
-						time.Sleep(time.Millisecond)
-					}
-				}
-			}()
 			stocked := make(chan error, 1)
 			go func() {
 				_, err := e.Stock(inventory.RowKey{SKU: "g", Warehouse: "w", Condition: "new", Source: "retail"}, 0, 1)
@@ -333,7 +318,8 @@ func TestShutdownAnswersEveryCommandRead(t *testing.T) {
 			for !s.closingNow() {
 				time.Sleep(time.Millisecond)
 			}
-			close(flushing)
+			stop := make(chan struct{}) // the disk goes on from here
+			flushed := flushEvery(e, stop)
 			nc.SetReadDeadline(time.Now().Add(20 * time.Second))
 			for i := 1; i <= 10; i++ {
 				v, err := readRESP(br)
