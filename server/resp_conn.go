@@ -39,7 +39,7 @@ type respConn struct {
 	dec *resp.Decoder
 
 	// On the event loop (Config.RESPIO "loop", resp_loop_linux.go): the
-	// socket, non-blocking, closed only by closeLoopConn; and what the
+	// socket, non-blocking, closed only by closeFD; and what the
 	// round handed to a goroutine left to do.
 	loop        *respLoop
 	fd          int
