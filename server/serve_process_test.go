@@ -126,6 +126,8 @@ func TestServeFlagsAndEnvironment(t *testing.T) {
 		{"bad number in the environment", []string{"ALLOT_ARGS_MAX=lots"}, []string{"--resp", "127.0.0.1:0"}, 2, `ALLOT_ARGS_MAX="lots" is not an integer`},
 		{"bad durability", nil, []string{"--durability", "sometimes", "--resp", "127.0.0.1:0"}, 2, `engine: unknown durability "sometimes" (want fsync, write or none)`},
 		{"limit below its floor", nil, []string{"--resp", "127.0.0.1:0", "--args-max", "2"}, 2, "args max must be at least 8"},
+		{"bad RESP I/O", nil, []string{"--resp", "127.0.0.1:0", "--resp-io", "threads"}, 2, `server: RESP I/O "threads": want "loop" or "goroutine"`},
+		{"RESP I/O from the environment", []string{"ALLOT_RESP_IO=goroutine"}, []string{"--resp", "127.0.0.1:0", "--http", ""}, 0, "allot serve: RESP I/O goroutine"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -145,7 +147,7 @@ func TestServeHelp(t *testing.T) {
 	if err != nil {
 		t.Fatalf("serve --help: %v\n%s", err, out)
 	}
-	for _, f := range []string{"data", "durability", "resp", "http", "requirepass", "insecure", "request-bytes-max", "args-max", "connections-max", "pipeline-depth-max", "read-buffer-bytes-max", "shutdown-timeout", "pprof"} {
+	for _, f := range []string{"data", "durability", "resp", "http", "requirepass", "insecure", "request-bytes-max", "args-max", "connections-max", "pipeline-depth-max", "read-buffer-bytes-max", "resp-io", "shutdown-timeout", "pprof"} {
 		env := "ALLOT_" + strings.ToUpper(strings.ReplaceAll(f, "-", "_"))
 		flagLine := regexp.MustCompile(`(?m)^  -` + f + `( |$)`)
 		if !flagLine.Match(out) || !strings.Contains(string(out), "(env "+env+")") {

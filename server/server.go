@@ -95,6 +95,10 @@ func (s *Server) HTTPAddr() string {
 	return s.httpListener.Addr().String()
 }
 
+// RESPIO returns how RESP connections are served (Config.RESPIO, its
+// default resolved): RESPIOLoop or RESPIOGoroutine.
+func (s *Server) RESPIO() string { return s.cfg.RESPIO }
+
 // Serve accepts connections until Shutdown. It returns nil after Shutdown,
 // or the first listener failure.
 func (s *Server) Serve() error {

@@ -137,7 +137,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	ef.int(&cfg.ArgsMax, "args-max", "ALLOT_ARGS_MAX", 512, "most arguments in one RESP command, its name included (a HOLD or an ORDER of 64 lines has 259)")
 	ef.int(&cfg.ConnectionsMax, "connections-max", "ALLOT_CONNECTIONS_MAX", 10000, "most open RESP connections; one more is refused with -ERR max number of clients reached")
 	ef.int(&cfg.PipelineDepthMax, "pipeline-depth-max", "ALLOT_PIPELINE_DEPTH_MAX", 1024, "most commands of one RESP connection in flight at once; a deeper pipeline is served in rounds of this many")
-	ef.string(&cfg.RESPIO, "resp-io", "ALLOT_RESP_IO", "", "how RESP connections are served: loop (one epoll event loop for every connection, as Redis does; a round that must wait moves to a goroutine; Linux only) or goroutine (a goroutine per connection) (default: loop on Linux)")
+	ef.string(&cfg.RESPIO, "resp-io", "ALLOT_RESP_IO", "", "how RESP connections are served: loop (one epoll event loop for every connection, as Redis does; what would make it wait, a client that does not read or CHANGES ... BLOCK, moves to a goroutine; Linux only) or goroutine (a goroutine per connection) (default: loop on Linux)")
 	ef.int(&cfg.ReadBufferBytesMax, "read-buffer-bytes-max", "ALLOT_READ_BUFFER_BYTES_MAX", 64<<10, "largest read buffer of one RESP connection, in bytes")
 	ef.duration(&retention, "retention", "ALLOT_RETENTION", inventory.RetentionDefault*time.Millisecond, "how long finished holds and idempotency keys are remembered (by the engine's clock), so that repeats get their first answer")
 	ef.duration(&shutdownTimeout, "shutdown-timeout", "ALLOT_SHUTDOWN_TIMEOUT", 30*time.Second, "how long SIGTERM waits for connections to finish before closing them")
@@ -215,6 +215,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	logf("data dir %s, durability %s (version %s; recovered to lsn %d, replayed %d ops)", dir, mode, cfg.Version, rec.LastLSN, rec.Replayed)
 	if a := srv.RESPAddr(); a != "" {
 		logf("RESP on %s", a)
+		logf("RESP I/O %s", srv.RESPIO())
 	}
 	if a := srv.HTTPAddr(); a != "" {
 		logf("HTTP on %s", a)
