@@ -48,7 +48,9 @@ type Request struct {
 	// that released the reply: in fsync mode the flusher, right after the
 	// fdatasync, otherwise the submitting goroutine inside Submit. It
 	// must not block: the flusher's next batch waits for it. The server
-	// writes a depth-1 client's reply from it (server/resp_direct.go).
+	// writes a depth-1 client's reply from it (server/resp_direct.go), and
+	// its event loop learns from a round's last op that the round's
+	// replies are ready (armNotify in server/resp_loop_linux.go).
 	Notify func(*Request)
 
 	done chan struct{}
@@ -111,8 +113,7 @@ func (r *Request) Wait() error {
 // outcome itself, or the engine has. Only the submitter may ask, after
 // Submit returned and before Wait; Wait still reads the outcome (and is
 // what orders it after the engine's writes). The server's event loop
-// asks, so that it never waits for the disk: a round whose replies are
-// not ready goes to a goroutine of its own (server/resp_loop_linux.go).
+// asks, so that it never waits for the disk (server/resp_loop_linux.go).
 func (r *Request) Ready() bool {
 	return r.settled || len(r.done) > 0
 }

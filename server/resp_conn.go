@@ -46,7 +46,6 @@ type respConn struct {
 	onLoop      bool // the socket is in the loop's epoll set (not handed to a goroutine)
 	changesNext bool // a CHANGES command is next in the buffer: it runs on a goroutine
 	parked      bool // the round waits for notifyReq's release, off the epoll set
-	notifyOn    bool // fsync mode: a round's last op notifies the loop (armNotify)
 	notifyReq   *engine.Request
 	notifySlot  int
 	loopNotify  func(*engine.Request)
@@ -290,6 +289,8 @@ func (c *respConn) full() bool { return len(c.slots) == c.s.cfg.PipelineDepthMax
 
 // submitRound submits the round's pending ops. It reports true when the
 // flusher replies to the round itself (a direct reply, resp_direct.go).
+// arm is set by the loop alone: a round it would park has its last op
+// notify (armNotify); a goroutine waits for its requests instead.
 func (c *respConn) submitRound(arm bool) (direct bool) {
 	direct = c.direct()
 	if arm && !direct {

@@ -93,7 +93,6 @@ func newLoopConn(s *Server, l *respLoop, fd int, id int64) *respConn {
 	c := newConn(s, id)
 	c.loop, c.fd = l, fd
 	if s.engine.Durability() == engine.DurabilityFsync {
-		c.notifyOn = true
 		c.loopNotify = func(*engine.Request) { l.enqueue(&l.ready, c) }
 	}
 	c.dr.init(c)
@@ -104,12 +103,16 @@ func newLoopConn(s *Server, l *respLoop, fd int, id int64) *respConn {
 // at the server's state. Safe from any goroutine.
 func (l *respLoop) signal() {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.poked || l.exited {
-		return
+	l.pokeLocked()
+	l.mu.Unlock()
+}
+
+// pokeLocked writes the eventfd unless it is written and not yet read.
+func (l *respLoop) pokeLocked() {
+	if !l.poked && !l.exited {
+		l.poked = true
+		epoll.Wake(l.wake)
 	}
-	l.poked = true
-	epoll.Wake(l.wake)
 }
 
 // adoptFD takes an accepted connection's socket from Go for the loop: it
@@ -167,8 +170,8 @@ func (l *respLoop) enqueue(list *[]*respConn, c *respConn) {
 		return
 	}
 	*list = append(*list, c)
+	l.pokeLocked()
 	l.mu.Unlock()
-	l.signal()
 }
 
 // run serves until the server is closing and every connection is closed.
@@ -406,7 +409,7 @@ func (c *respConn) writeRound() (full bool, next resumeAt) {
 // the round to a goroutine, and the flusher's one signal wakes the loop for
 // the rounds of all its batch's connections.
 func (c *respConn) armNotify() {
-	if c.loop == nil || !c.notifyOn || !loopParks || len(c.pending) == 0 {
+	if c.loopNotify == nil || !loopParks || len(c.pending) == 0 {
 		return
 	}
 	i := len(c.pending) - 1
