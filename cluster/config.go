@@ -37,7 +37,7 @@ type Config struct {
 	SnapshotPoll time.Duration
 	// Fault breaks the replication on purpose, for the tests that prove
 	// the failover tests can fail: FaultNoExpectedSequence,
-	// FaultAckBeforeAppend. Empty in any real use.
+	// FaultAckBeforeAppend, FaultSlowFollow. Empty in any real use.
 	Fault string
 
 	Engine engine.Config
@@ -55,6 +55,10 @@ const (
 	// FaultAckBeforeAppend acknowledges a frame before its append: a
 	// goroutine appends the frames behind the replies.
 	FaultAckBeforeAppend = "ack-before-append"
+	// FaultSlowFollow makes a standby follow the log through its consumer
+	// alone, with the client library's defaults: it does not read on by
+	// itself when the consumer has been quiet (node.go, follow).
+	FaultSlowFollow = "slow-follow"
 )
 
 // Validate fills defaults and checks the fields.
@@ -82,7 +86,7 @@ func (c *Config) Validate() error {
 		c.SnapshotPoll = 2 * time.Second
 	}
 	switch c.Fault {
-	case "", FaultNoExpectedSequence, FaultAckBeforeAppend:
+	case "", FaultNoExpectedSequence, FaultAckBeforeAppend, FaultSlowFollow:
 	default:
 		return fmt.Errorf("cluster: unknown fault %q", c.Fault)
 	}

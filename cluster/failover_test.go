@@ -185,6 +185,138 @@ func TestKillNATSNode(t *testing.T) {
 	}
 }
 
+// standbyLagLimit bounds how long after the primary acknowledged a write
+// a standby may go on reading the state from before it, once a NATS node
+// died: through its consumer alone it was 15-25 s (measured).
+const standbyLagLimit = 5 * time.Second
+
+// consumerHost returns the NATS server that holds the newest consumer of
+// the shard's log created after since (the standby's).
+func consumerHost(ctx context.Context, t *testing.T, c *shardCluster, since time.Time) string {
+	for {
+		if ctx.Err() != nil {
+			t.Fatalf("no consumer of %s made after %v", c.names.stream, since)
+		}
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		var host string
+		var newest time.Time
+		if s, err := c.js.Stream(sctx, c.names.stream); err == nil {
+			for ci := range s.ListConsumers(sctx).Info() {
+				if ci.Cluster != nil && ci.Cluster.Leader != "" && ci.Created.After(since) && ci.Created.After(newest) {
+					host, newest = ci.Cluster.Leader, ci.Created
+				}
+			}
+		}
+		cancel()
+		if host != "" {
+			return host
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// kill -9 of the NATS node that holds the standby's consumer of the log,
+// with no load: the standby must read what the primary acknowledged after
+// the kill within standbyLagLimit of the acknowledgement.
+func TestStandbyFollowsAfterNATSNodeKill(t *testing.T) {
+	if lag, err := standbyLagAfterConsumerKill(t, ""); err != nil {
+		t.Fatal(err)
+	} else {
+		t.Logf("the standby read the write %v after the primary acknowledged it", lag.Round(time.Millisecond))
+	}
+}
+
+func TestStandbyFollowCheckFailsWithSlowFollow(t *testing.T) {
+	lag, err := standbyLagAfterConsumerKill(t, FaultSlowFollow)
+	if err == nil {
+		t.Fatalf("a standby following through its consumer alone passed: it read the write %v after its acknowledgement", lag)
+	}
+	t.Logf("the broken variant fails as it must: %v", err)
+}
+
+// standbyLagAfterConsumerKill kills the NATS node that holds the
+// standby's consumer of the log, under a primary and a standby (fault set
+// on both), stocks a row on the primary until one is acknowledged, and
+// returns how long the standby took to read it; an error when it did not
+// within standbyLagLimit. The standby is connected to another NATS node
+// (its client reconnecting would make a new consumer at once), so only
+// the consumer dies: it is given the first node's address alone and
+// restarted until its consumer is on another.
+func standbyLagAfterConsumerKill(t *testing.T, fault string) (time.Duration, error) {
+	var env []string
+	if fault != "" {
+		env = append(env, "ALLOT_CLUSTER_FAULT="+fault)
+	}
+	c := newShardCluster(t, env...)
+	near, err := services.Addr(c.nats, services.NATSNodes[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both nodes on the first NATS node, which stays up, and a lease
+	// that outlives the elections the kill causes: the primary stays.
+	extra := []string{"--cluster", "nats://" + near, "--lease-ttl", "30s"}
+	c.start("a", extra...)
+	stockLoad(t, c.waitPrimary("", 30*time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	victim := ""
+	for try := 1; victim == ""; try++ {
+		if try > 10 {
+			t.Fatalf("the standby's consumer was on %s in 10 starts", services.NATSNodes[0])
+		}
+		if b := c.nodes["b"]; b != nil {
+			b.kill(syscall.SIGKILL)
+		}
+		started := time.Now()
+		c.start("b", extra...)
+		host := consumerHost(ctx, t, c, started)
+		for _, n := range services.NATSNodes[1:] {
+			if "allot-"+n == host {
+				victim = n
+			}
+		}
+	}
+	t.Logf("killing %s, which holds the standby's consumer", victim)
+	if _, err := services.Kill(ctx, c.nats, victim); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		uctx, ucancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer ucancel()
+		if err := services.Up(uctx, c.nats, victim); err != nil {
+			t.Errorf("bringing %s back: %v", victim, err)
+		}
+	})
+	var acked time.Time
+	var primary *nodeProc
+	for acked.IsZero() {
+		if ctx.Err() != nil {
+			t.Fatalf("no stock acknowledged within 2 minutes of the kill of %s", victim)
+		}
+		primary = c.waitPrimary("", time.Minute)
+		if res, err := primary.cli.Stock(ctx, rowKey("r", "after"), 7, 1); err == nil && res.Code == inventory.CodeOK {
+			acked = time.Now()
+		} else {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	standby := c.nodes["a"]
+	if primary == standby {
+		standby = c.nodes["b"]
+	}
+	for {
+		res, err := standby.cli.Get(ctx, rowKey("r", "after"))
+		if err == nil && res.Code == inventory.CodeOK && res.Count == 7 {
+			return time.Since(acked), nil
+		}
+		if time.Since(acked) > standbyLagLimit {
+			return 0, fmt.Errorf("standby %s still read %v %v %v after the primary %s acknowledged the write (NATS node %s killed)\n%s",
+				standby.id, res, err, standbyLagLimit, primary.id, victim, standby.tail())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // A primary paused (SIGSTOP) past its lease and resumed acknowledges
 // nothing it was sent after it resumed, and every hold it acknowledged
 // before is in the new primary's state. With the expected-sequence check
@@ -343,7 +475,7 @@ func TestStandbyRedirects(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the standby reads %v %v, want count 5", res, err)
+			t.Fatalf("the standby reads %v %v, want count 5\n%s", res, err, standby.tail())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
