@@ -37,7 +37,8 @@ type Config struct {
 	SnapshotPoll time.Duration
 	// Fault breaks the replication on purpose, for the tests that prove
 	// the failover tests can fail: FaultNoExpectedSequence,
-	// FaultAckBeforeAppend, FaultSlowFollow. Empty in any real use.
+	// FaultAckBeforeAppend, FaultSlowFollow, FaultSlowPing. Empty in any
+	// real use.
 	Fault string
 
 	Engine engine.Config
@@ -59,6 +60,10 @@ const (
 	// alone, with the client library's defaults: it does not read on by
 	// itself when the consumer has been quiet (node.go, follow).
 	FaultSlowFollow = "slow-follow"
+	// FaultSlowPing connects to NATS with the client library's default
+	// ping (every 2 minutes, two unanswered) instead of pingInterval: a
+	// node notices a NATS server that hangs only minutes later.
+	FaultSlowPing = "slow-ping"
 )
 
 // Validate fills defaults and checks the fields.
@@ -86,7 +91,7 @@ func (c *Config) Validate() error {
 		c.SnapshotPoll = 2 * time.Second
 	}
 	switch c.Fault {
-	case "", FaultNoExpectedSequence, FaultAckBeforeAppend, FaultSlowFollow:
+	case "", FaultNoExpectedSequence, FaultAckBeforeAppend, FaultSlowFollow, FaultSlowPing:
 	default:
 		return fmt.Errorf("cluster: unknown fault %q", c.Fault)
 	}

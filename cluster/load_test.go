@@ -78,6 +78,19 @@ func (l *holdLoad) ackedSince(since time.Time) (n int, first, last time.Time) {
 	return n, first, last
 }
 
+// waitContinued waits until holds sent after since were acknowledged 4 s
+// past it, for at most 30 s: on a loaded machine the elections of the
+// log's and the lease's leaders (and a failover, if the primary's lease
+// lapsed meanwhile) take a while.
+func (l *holdLoad) waitContinued(since time.Time) {
+	for deadline := since.Add(30 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		if after, _, last := l.ackedSince(since); after > 0 && last.Sub(since) >= 4*time.Second {
+			return
+		}
+	}
+}
+
 // stockLoad stocks the rows the load holds from, through node p.
 func stockLoad(t testing.TB, p *nodeProc) {
 	t.Helper()

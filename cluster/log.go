@@ -41,13 +41,14 @@ const requestTimeout = 2 * time.Second
 
 // openShard connects to NATS and creates the shard's stream, lease bucket
 // and object store if they are missing, retrying until ctx ends while the
-// cluster has no JetStream quorum yet.
-func openShard(ctx context.Context, urls, shard, node string, leaseTTL time.Duration, logger *slog.Logger) (*shardLog, error) {
+// cluster has no JetStream quorum yet. opts go to the NATS connection
+// after connect's own.
+func openShard(ctx context.Context, urls, shard, node string, leaseTTL time.Duration, logger *slog.Logger, opts ...nats.Option) (*shardLog, error) {
 	n, err := namesOf(shard)
 	if err != nil {
 		return nil, err
 	}
-	nc, js, err := connect(urls, "allot "+node)
+	nc, js, err := connect(urls, "allot "+node, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -74,11 +75,26 @@ func openShard(ctx context.Context, urls, shard, node string, leaseTTL time.Dura
 	}
 }
 
+// A NATS server that hangs (a machine that stops answering, a network
+// that cuts it off) leaves its clients' connections open: a client learns
+// of it only from pings it sent that went unanswered. The client library
+// pings every 2 minutes and gives up after two: every node connected to
+// that server would wait minutes before it reconnected to another, while
+// the rest of the NATS cluster served on. A ping a second, two unanswered,
+// notices it in about two seconds (TestHungNATSNode), for a message a
+// second on an idle connection.
+const (
+	pingInterval = time.Second
+	maxPingsOut  = 2
+)
+
 // connect connects to the NATS servers urls as name, reconnecting for
-// ever, and opens JetStream.
-func connect(urls, name string) (*nats.Conn, jetstream.JetStream, error) {
-	nc, err := nats.Connect(urls, nats.Name(name), nats.MaxReconnects(-1),
-		nats.ReconnectWait(50*time.Millisecond), nats.RetryOnFailedConnect(true))
+// ever, and opens JetStream. opts go after its own (a test's fault).
+func connect(urls, name string, opts ...nats.Option) (*nats.Conn, jetstream.JetStream, error) {
+	opts = append([]nats.Option{nats.Name(name), nats.MaxReconnects(-1),
+		nats.ReconnectWait(50 * time.Millisecond), nats.RetryOnFailedConnect(true),
+		nats.PingInterval(pingInterval), nats.MaxPingsOutstanding(maxPingsOut)}, opts...)
+	nc, err := nats.Connect(urls, opts...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cluster: connect to %s: %w", urls, err)
 	}

@@ -27,7 +27,11 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return &ConfigError{err}
 	}
-	log, err := openShard(ctx, cfg.URLs, cfg.Shard, cfg.NodeID, cfg.LeaseTTL, cfg.Logger)
+	var opts []nats.Option
+	if cfg.Fault == FaultSlowPing {
+		opts = append(opts, nats.PingInterval(nats.DefaultPingInterval), nats.MaxPingsOutstanding(nats.DefaultMaxPingOut))
+	}
+	log, err := openShard(ctx, cfg.URLs, cfg.Shard, cfg.NodeID, cfg.LeaseTTL, cfg.Logger, opts...)
 	if err != nil {
 		return err
 	}

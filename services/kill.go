@@ -28,25 +28,7 @@ const (
 // ours, is an error: Kill never signals a process this package did not
 // start.
 func Kill(ctx context.Context, cfg Config, name string) (int, error) {
-	if err := cfg.Validate(); err != nil {
-		return 0, err
-	}
-	s, err := serverByName(name)
-	if err != nil {
-		return 0, err
-	}
-	var killed int
-	err = locked(ctx, &cfg, s, func(in *instance) error {
-		pid, why, err := in.pid()
-		if err != nil {
-			return err
-		}
-		if pid == 0 {
-			if why == "" {
-				why = "no pid file"
-			}
-			return fmt.Errorf("services: %s in %s is not running (%s): nothing to kill", name, in.dir, why)
-		}
+	return running(ctx, cfg, name, "kill", func(pid int) error {
 		tree := append([]int{pid}, descendants(pid)...)
 		for _, p := range tree {
 			syscall.Kill(p, syscall.SIGSTOP)
@@ -72,10 +54,41 @@ func Kill(ctx context.Context, cfg Config, name string) (int, error) {
 		for _, p := range tree {
 			waitReaped(ctx, p, reapWait)
 		}
-		killed = pid
 		return nil
 	})
-	return killed, err
+}
+
+// running runs f with the pid of the named server that Up started from
+// cfg.Dir, under the server's lock, and returns that pid. A server that
+// is not running, or a pid file naming a process that is not ours, is an
+// error naming what it would have done.
+func running(ctx context.Context, cfg Config, name, what string, f func(pid int) error) (int, error) {
+	if err := cfg.Validate(); err != nil {
+		return 0, err
+	}
+	s, err := serverByName(name)
+	if err != nil {
+		return 0, err
+	}
+	var done int
+	err = locked(ctx, &cfg, s, func(in *instance) error {
+		pid, why, err := in.pid()
+		if err != nil {
+			return err
+		}
+		if pid == 0 {
+			if why == "" {
+				why = "no pid file"
+			}
+			return fmt.Errorf("services: %s in %s is not running (%s): nothing to %s", name, in.dir, why, what)
+		}
+		if err := f(pid); err != nil {
+			return err
+		}
+		done = pid
+		return nil
+	})
+	return done, err
 }
 
 // waitReaped waits until pid has no /proc entry (not even a zombie), at
@@ -164,4 +177,27 @@ func Addr(cfg Config, name string) (string, error) {
 		return "", err
 	}
 	return "127.0.0.1:" + strconv.Itoa(s.basePort()+cfg.portOffset), nil
+}
+
+// Pause stops the named server that Up started from cfg.Dir with SIGSTOP,
+// as a machine that hangs (or a network that partitions it) would: its
+// sockets stay open and nothing answers on them. Resume continues it. It
+// returns the pid it stopped; the same refusals as Kill.
+func Pause(ctx context.Context, cfg Config, name string) (int, error) {
+	return signalServer(ctx, cfg, name, syscall.SIGSTOP)
+}
+
+// Resume continues a server Pause stopped.
+func Resume(ctx context.Context, cfg Config, name string) (int, error) {
+	return signalServer(ctx, cfg, name, syscall.SIGCONT)
+}
+
+// signalServer sends sig to the named server's process.
+func signalServer(ctx context.Context, cfg Config, name string, sig syscall.Signal) (int, error) {
+	return running(ctx, cfg, name, "signal", func(pid int) error {
+		if err := syscall.Kill(pid, sig); err != nil {
+			return fmt.Errorf("services: %s: signal %v to %d: %w", name, sig, pid, err)
+		}
+		return nil
+	})
 }

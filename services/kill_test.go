@@ -35,14 +35,20 @@ func TestDescendantsFindsEveryProcessBelow(t *testing.T) {
 	}
 }
 
-// Kill names the folder it looked in, and kills nothing when its server
-// there is not running: it must never reach a server of another Config.
+// Kill (and Pause, Resume) names the folder it looked in, and signals
+// nothing when its server there is not running: it must never reach a
+// server of another Config.
 func TestKillOnlyLooksInItsOwnFolder(t *testing.T) {
 	dir := t.TempDir()
 	cfg := WithPortOffset(Config{Dir: dir}, 3000)
 	_, err := Kill(context.Background(), cfg, Redis)
 	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "not running") {
 		t.Fatalf("Kill of a server never started: %v", err)
+	}
+	for name, f := range map[string]func(context.Context, Config, string) (int, error){"Pause": Pause, "Resume": Resume} {
+		if _, err := f(context.Background(), cfg, Redis); err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "not running") {
+			t.Fatalf("%s of a server never started: %v", name, err)
+		}
 	}
 	if addr, err := Addr(cfg, Redis); err != nil || addr != "127.0.0.1:19379" {
 		t.Fatalf("Addr = %q, %v", addr, err)
