@@ -30,9 +30,15 @@ const (
 	faultKillPrimary = "kill-primary" // SIGKILL the node holding the lease
 	faultKillStandby = "kill-standby" // SIGKILL a node that does not
 	faultKillNATS    = "kill-nats"    // SIGKILL one node of the NATS cluster
+	// SIGSTOP the primary (a machine that hangs) until a standby took
+	// over, then SIGCONT: it must step down, acknowledging nothing.
+	faultPausePrimary = "pause-primary"
+	// SIGSTOP one NATS node (its sockets open, nothing answered) until a
+	// primary takes writes again, then SIGCONT.
+	faultPauseNATS = "pause-nats"
 )
 
-var clusterFaults = []string{faultKillPrimary, faultKillStandby, faultKillNATS}
+var clusterFaults = []string{faultKillPrimary, faultKillStandby, faultKillNATS, faultPausePrimary, faultPauseNATS}
 
 // parseFaults checks a --faults list.
 func parseFaults(s string) ([]string, error) {
@@ -208,6 +214,13 @@ func (n *clusterNode) kill() {
 	}
 }
 
+// signal sends sig to a live node.
+func (n *clusterNode) signal(sig syscall.Signal) {
+	if n.alive() {
+		n.cmd.Process.Signal(sig)
+	}
+}
+
 // ready waits until the lease names a live node that acknowledges a
 // write and, with all, every node answers PING (a restarted node has
 // rejoined); without all, nodes that are down are not waited for.
@@ -318,8 +331,27 @@ func (c *clusterServer) Kill(ctx context.Context) error {
 		victim.kill()
 		fmt.Fprintf(c.log, "allot-cluster: %s: SIGKILL of node %s\n", fault, victim.id)
 		c.restart = func(ctx context.Context) error { return c.startNode(victim) }
-	case faultKillNATS:
+	case faultPausePrimary:
+		victim := c.node(h.Node)
+		victim.signal(syscall.SIGSTOP)
+		fmt.Fprintf(c.log, "allot-cluster: %s: SIGSTOP of node %s\n", fault, victim.id)
+		c.restart = func(ctx context.Context) error {
+			victim.signal(syscall.SIGCONT)
+			return nil
+		}
+	case faultKillNATS, faultPauseNATS:
 		name := services.NATSNodes[c.rng.IntN(len(services.NATSNodes))]
+		if fault == faultPauseNATS {
+			if _, err := services.Pause(ctx, c.up, name); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.log, "allot-cluster: %s: SIGSTOP of NATS node %s\n", fault, name)
+			c.restart = func(ctx context.Context) error {
+				_, err := services.Resume(ctx, c.up, name)
+				return err
+			}
+			break
+		}
 		if _, err := services.Kill(ctx, c.up, name); err != nil {
 			return err
 		}
