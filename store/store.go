@@ -107,6 +107,10 @@ type Config struct {
 	// Addr is the server to connect to (host:port), empty for the adapter's
 	// default.
 	Addr string
+	// HTTPAddr is, with Addr, that server's HTTP address (host:port): an
+	// allot server's /metrics, where the bench reads the stage breakdown
+	// of a server it did not start.
+	HTTPAddr string
 	// Workers is how many sessions the bench will open: pools are sized to it.
 	Workers int
 	// Pipeline is how many ops a session may keep in flight, where the

@@ -71,6 +71,7 @@ type benchFlags struct {
 	retryDelay  time.Duration
 	retryMax    int
 	addr        string
+	httpAddr    string
 	pipeline    int
 	rate        float64
 	arrival     string
@@ -104,6 +105,7 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.retryDelay, "retry-delay", bench.RetryDelayDefault, "sleep before retrying a capture that found too little stock (concurrency reordered it after a release)")
 	fs.IntVar(&f.retryMax, "retry-max", bench.RetryMaxDefault, "stock retries of one capture before it counts as an error")
 	fs.StringVar(&f.addr, "addr", "", "server address (host:port) for stores that connect to one (default: the store's own)")
+	fs.StringVar(&f.httpAddr, "http-addr", "", "with --addr and --breakdown: the allot server's HTTP address (host:port), where its /metrics is")
 	fs.IntVar(&f.pipeline, "pipeline", 1, "ops a session may keep in flight, for stores that support pipelining")
 	fs.Float64Var(&f.rate, "rate", 0, "open loop: ops per second to issue (0: closed loop)")
 	fs.StringVar(&f.arrival, "arrival", bench.ArrivalConstant, "open loop arrivals: constant or poisson")
@@ -257,6 +259,8 @@ func (f *benchFlags) job() (*benchJob, error) {
 		return nil, fmt.Errorf("--kill must not be negative, got %d", f.kill)
 	case f.kill > 0 && (f.rate > 0 || f.sweep != "" || f.kind != nil || f.opsFile != ""):
 		return nil, errors.New("--kill runs its own ops with --workers sessions: --rate, --sweep, --workload and --ops-file do not apply")
+	case f.httpAddr != "" && (f.addr == "" || !f.breakdown):
+		return nil, errors.New("--http-addr is where --breakdown reads a running server's stage times: give --addr and --breakdown")
 	case f.set["faults"] && f.kill == 0:
 		return nil, errors.New("--faults chooses what the kill audit kills: give --kill N")
 	case f.set["arrival"] && f.rate == 0 && !strings.HasPrefix(f.sweep, "rate="):
@@ -641,7 +645,7 @@ func (j *benchJob) runStore(ctx context.Context, cfg bench.RunConfig, info bench
 // restarted in the right mode through services and the store opened again.
 func (j *benchJob) openStore(ctx context.Context, cfg bench.RunConfig) (store.Store, error) {
 	scfg := store.Config{
-		Durability: cfg.Durability, DataDir: j.f.dataDir, Addr: j.f.addr,
+		Durability: cfg.Durability, DataDir: j.f.dataDir, Addr: j.f.addr, HTTPAddr: j.f.httpAddr,
 		Workers: cfg.Workers, Pipeline: cfg.Pipeline, Timeout: j.f.openTimeout,
 	}
 	reg, err := store.Lookup(cfg.Store)

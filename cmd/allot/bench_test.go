@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"allot/bench"
+	"allot/engine"
 	"allot/report"
+	"allot/server/servertest"
 )
 
 func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -99,6 +102,8 @@ func TestBenchBadInput(t *testing.T) {
 		{"--rows", "100", "--preset", "hot"},
 		{"--duration", "-1s"},
 		{"--faults", "kill-primary"},
+		{"--http-addr", "127.0.0.1:1", "--breakdown"},
+		{"--http-addr", "127.0.0.1:1", "--addr", "127.0.0.1:2"},
 		{"--kill", "1", "--faults", "kill-primary,kill-everything"},
 		{"stray"},
 	} {
@@ -106,6 +111,22 @@ func TestBenchBadInput(t *testing.T) {
 		if code != 2 || (len(errOut) == 0) {
 			t.Errorf("bench %v: exit %d, stderr %q; want 2 and a message", args, code, errOut)
 		}
+	}
+}
+
+// TestBenchBreakdownOfARunningServer: --breakdown reads the stage times of
+// a server the bench did not start at --http-addr; without it, the run
+// goes on and stderr says what is missing.
+func TestBenchBreakdownOfARunningServer(t *testing.T) {
+	s := servertest.Start(t, servertest.Options{Durability: engine.DurabilityFsync})
+	args := []string{"bench", "--store", "allot", "--addr", s.RESPAddr(), "--ops", "3000", "--quiet", "--breakdown"}
+	code, out, errOut := runCmd(t, append(args, "--http-addr", s.HTTPAddr())...)
+	if code != 0 || !strings.Contains(out, "breakdown (allot") || !regexp.MustCompile(`(?m)^ +sync +[1-9]`).MatchString(out) {
+		t.Fatalf("exit %d, want 0, a breakdown table and a sync row:\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCmd(t, args...)
+	if code != 0 || strings.Contains(out, "breakdown (") || !strings.Contains(errOut, "give it with --http-addr") {
+		t.Fatalf("without --http-addr: exit %d, want 0, no table and why on stderr:\n%s%s", code, out, errOut)
 	}
 }
 

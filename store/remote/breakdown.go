@@ -17,13 +17,17 @@ var _ store.StageReporter = (*Store)(nil)
 // stageMetric is the server's per-stage histogram (server/stage.go).
 const stageMetric = "allot_stage_duration_seconds"
 
-// Stages reads the server's stage histograms from its /metrics. Only a
-// server this store started has a known HTTP address.
+// Stages reads the server's stage histograms from its /metrics: of the
+// server this store started, else at the configured HTTPAddr.
 func (s *Store) Stages(ctx context.Context) ([]store.StageHistogram, error) {
-	if s.child == nil || s.child.httpAddr == "" {
-		return nil, fmt.Errorf("store/remote: the stage times are on the HTTP /metrics of a server the bench starts itself, not of %s", s.addr)
+	addr := s.cfg.HTTPAddr
+	if s.child != nil {
+		addr = s.child.httpAddr
 	}
-	url := "http://" + s.child.httpAddr + "/metrics"
+	if addr == "" {
+		return nil, fmt.Errorf("store/remote: the stage times are on the server's HTTP /metrics, and the HTTP address of %s is not known (give it with --http-addr)", s.addr)
+	}
+	url := "http://" + addr + "/metrics"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
