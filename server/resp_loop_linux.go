@@ -292,11 +292,13 @@ func (l *respLoop) serveRounds(c *respConn, full bool, next resumeAt) {
 		case next != resumeNone:
 			l.handOff(c, next)
 			return
+		case c.parked:
+			// Read nothing until the round's replies are out; a QUIT in
+			// the round closes the connection after them (replyParked).
+			l.unwatch(c)
+			return
 		case c.quit:
 			l.closeLoopConn(c)
-			return
-		case c.parked:
-			l.unwatch(c) // read nothing until the round's replies are out
 			return
 		case !full:
 			return

@@ -270,6 +270,37 @@ func pipelineFsync(t *testing.T, parks bool) (handedOff uint64) {
 	return s.metrics.handoffs[resumeReply].Load()
 }
 
+// TestLoopQuitAfterParkedRound: in fsync mode a client pipelines ops and
+// QUIT in one write. The round parks until the flusher's sync; the
+// connection must stay open until its replies are written, then close
+// after QUIT's +OK, and the server must go on. A loop that closed the
+// connection as soon as it read QUIT lost the replies and, when the
+// flusher's notification came for the connection it had closed, took it
+// out of the server twice: a panic of the whole process.
+func TestLoopQuitAfterParkedRound(t *testing.T) {
+	s, _ := loopServer(t, engine.DurabilityFsync)
+	nc, br := dialRESP(t, s)
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := nc.Write([]byte(rawCommand("STOCK.SET", "q", "w", "new", "o", "5", "1") +
+		rawCommand("CAPTURE", "q", "new", "o", "2") + rawCommand("QUIT"))); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for {
+		v, err := readRESP(br)
+		if err != nil {
+			break
+		}
+		got = append(got, v)
+	}
+	if len(got) != 3 || got[0] != "+OK\r\n" || got[1] != "*1\r\n*2\r\n$1\r\nw\r\n:2\r\n" || got[2] != "+OK\r\n" {
+		t.Fatalf("replies %q; want +OK, the capture, +OK, then the connection closed", got)
+	}
+	if v := within(t, s, rawCommand("STOCK.GET", "q", "w", "new", "o"), 5*time.Second); v != "*2\r\n:3\r\n:1\r\n" {
+		t.Fatalf("after the QUIT, GET answered %q; want the row at 3", v)
+	}
+}
+
 // TestShutdownAnswersEveryCommandRead: a shutdown lets a connection
 // finish the commands it has read. A pipeline of ten ops, served in
 // rounds of two (PipelineDepthMax) that each wait for the disk, is
