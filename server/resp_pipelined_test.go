@@ -136,8 +136,9 @@ func pipelined(addr string, stream []byte, n int, quit bool, rng *rand.Rand) ([]
 }
 
 // TestRESPConcurrentPipelined: many connections at once, each pipelining
-// a random stream of commands on rows and holds of its own (valid ones,
-// refusals, malformed ones), cut into random chunks; every connection's
+// a random stream of commands on rows, holds, orders and catalog records
+// of its own (valid ones, refusals, malformed ones), cut into random
+// chunks; every connection's
 // replies must be byte for byte those of its stream run alone, one
 // command at a time, on a fresh server. Half of the streams end with QUIT.
 // It runs on both RESP I/O modes in write and fsync modes: rounds parked
@@ -155,7 +156,7 @@ func TestRESPConcurrentPipelined(t *testing.T) {
 		w := dialWire(t, ref.RESPAddr())
 		var stream, want bytes.Buffer
 		for i := range commands {
-			args := randomCommand(rng, fmt.Sprintf("c%d", k))
+			args := randomCommand(rng, fmt.Sprintf("c%02d", k))
 			if i == commands-1 && k%2 == 0 {
 				args = []string{"QUIT"}
 			}
@@ -193,13 +194,34 @@ func TestRESPConcurrentPipelined(t *testing.T) {
 	}
 }
 
-// randomCommand returns a command on rows and holds named after p.
+// randomCommand returns a command on rows, holds, orders and catalog
+// records named after p.
 func randomCommand(rng *rand.Rand, p string) []string {
 	sku := func() string { return fmt.Sprintf("%s-s%d", p, rng.IntN(3)) }
 	wh := func() string { return fmt.Sprintf("w%d", rng.IntN(2)) }
 	hold := func() string { return fmt.Sprintf("%s-h%d", p, rng.IntN(4)) }
 	n := func(lo, hi int) string { return fmt.Sprint(lo + rng.IntN(hi-lo+1)) }
-	switch rng.IntN(14) {
+	switch rng.IntN(19) {
+	case 14:
+		args := []string{"ORDER", sku(), "new", "o", n(1, 2), sku(), "new", "o", "1"}
+		if rng.IntN(2) == 0 {
+			args = append(args, "ID", fmt.Sprintf("%s-k%d", p, rng.IntN(3)))
+		}
+		return args
+	case 15:
+		// Titles start with the connection's name and a space: its
+		// searches see its records alone.
+		return []string{"CATALOG.SET", sku(), fmt.Sprintf("%s %c%d", p, 'a'+rng.IntN(3), rng.IntN(3)), "brand" + n(0, 1), "size", n(1, 3)}
+	case 16:
+		return []string{"CATALOG.GET", sku()}
+	case 17:
+		return []string{"CATALOG.DEL", sku()}
+	case 18:
+		args := []string{"SEARCH", p + " " + "abc"[:rng.IntN(2)]}
+		if rng.IntN(2) == 0 {
+			args = append(args, "BRAND", "brand1")
+		}
+		return append(args, "LIMIT", n(1, 3))
 	case 0, 1:
 		return []string{"STOCK.SET", sku(), wh(), "new", "o", n(0, 6), n(1, 9)}
 	case 2, 3:
