@@ -301,6 +301,35 @@ func TestLoopQuitAfterParkedRound(t *testing.T) {
 	}
 }
 
+// TestLoopClientGoneWhileParked: in fsync mode, clients write rounds of
+// zero to six captures (a third of them ending with QUIT) and close their
+// sockets at once or a moment later, while their rounds are parked for
+// the flusher or being answered. The server must go on serving and shut
+// down cleanly (loopServer's cleanup checks it).
+func TestLoopClientGoneWhileParked(t *testing.T) {
+	s, _ := loopServer(t, engine.DurabilityFsync)
+	for i := range 200 {
+		nc, _ := dialRESP(t, s)
+		b := rawCommand("STOCK.SET", "q", "w", "new", "o", "500", "1")
+		for range i % 7 {
+			b += rawCommand("CAPTURE", "q", "new", "o", "1")
+		}
+		if i%3 == 0 {
+			b += rawCommand("QUIT")
+		}
+		if _, err := nc.Write([]byte(b)); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			time.Sleep(time.Duration(i%5) * 50 * time.Microsecond)
+		}
+		nc.Close()
+	}
+	if v := within(t, s, rawCommand("PING"), 5*time.Second); v != "+PONG\r\n" {
+		t.Fatalf("after 200 clients gone with rounds parked, PING answered %q", v)
+	}
+}
+
 // TestShutdownAnswersEveryCommandRead: a shutdown lets a connection
 // finish the commands it has read. A pipeline of ten ops, served in
 // rounds of two (PipelineDepthMax) that each wait for the disk, is
