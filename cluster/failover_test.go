@@ -48,11 +48,7 @@ func TestKillPrimaryCheckFailsWhenAckedBeforeAppend(t *testing.T) {
 }
 
 func killRun(t *testing.T, fault string) []string {
-	var env []string
-	if fault != "" {
-		env = append(env, "ALLOT_CLUSTER_FAULT="+fault)
-	}
-	c := newShardCluster(t, env...)
+	c := newFaultyShard(t, fault)
 	first := c.startStocked("a", "b", "c")
 	nodes := []*nodeProc{c.nodes["a"], c.nodes["b"], c.nodes["c"]}
 
@@ -200,11 +196,7 @@ func TestHungNATSCheckFailsWithSlowPing(t *testing.T) {
 // returns an error when holds were not acknowledged 4 s past the pause
 // within 30 s. Conservation is checked either way, after the resume.
 func hungNATSRun(t *testing.T, fault string) error {
-	var env []string
-	if fault != "" {
-		env = append(env, "ALLOT_CLUSTER_FAULT="+fault)
-	}
-	c := newShardCluster(t, env...)
+	c := newFaultyShard(t, fault)
 	hung := services.NATSNodes[0]
 	addr, err := services.Addr(c.nats, hung)
 	if err != nil {
@@ -314,11 +306,7 @@ func TestStandbyFollowCheckFailsWithSlowFollow(t *testing.T) {
 // the consumer dies: it is given the first node's address alone and
 // restarted until its consumer is on another.
 func standbyLagAfterConsumerKill(t *testing.T, fault string) (time.Duration, error) {
-	var env []string
-	if fault != "" {
-		env = append(env, "ALLOT_CLUSTER_FAULT="+fault)
-	}
-	c := newShardCluster(t, env...)
+	c := newFaultyShard(t, fault)
 	near, err := services.Addr(c.nats, services.NATSNodes[0])
 	if err != nil {
 		t.Fatal(err)
@@ -408,11 +396,7 @@ func TestDeposedPrimaryCheckFailsWithoutExpectedSequence(t *testing.T) {
 }
 
 func deposedRun(t *testing.T, fault string) []string {
-	var env []string
-	if fault != "" {
-		env = append(env, "ALLOT_CLUSTER_FAULT="+fault)
-	}
-	c := newShardCluster(t, env...)
+	c := newFaultyShard(t, fault)
 	old := c.startStocked("a", "b")
 	var l holdLoad
 	ctx, stop := context.WithCancel(context.Background())

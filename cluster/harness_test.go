@@ -125,6 +125,16 @@ func newShardCluster(t testing.TB, env ...string) *shardCluster {
 	return newNamedShard(t, shard, env...)
 }
 
+// newFaultyShard is newShardCluster whose nodes run with the deliberate
+// fault (Config.Fault) when it is not empty.
+func newFaultyShard(t testing.TB, fault string) *shardCluster {
+	t.Helper()
+	if fault == "" {
+		return newShardCluster(t)
+	}
+	return newShardCluster(t, "ALLOT_CLUSTER_FAULT="+fault)
+}
+
 // newNamedShard is newShardCluster for a shard of a given name.
 func newNamedShard(t testing.TB, shard string, env ...string) *shardCluster {
 	t.Helper()

@@ -274,11 +274,7 @@ func (n *node) catchUp(ctx context.Context, e *engine.Engine, applied uint64, me
 			continue
 		}
 		for seq := applied + 1; seq <= last; seq++ {
-			m, err := n.log.get(ctx, seq)
-			if err != nil {
-				return 0, err
-			}
-			if err := n.apply(e, m.Header, m.Data); err != nil {
+			if err := n.applySeq(ctx, e, seq); err != nil {
 				return 0, err
 			}
 			applied = seq
@@ -379,12 +375,8 @@ func (n *node) follow(ctx context.Context, e *engine.Engine, from uint64, applie
 				continue // read from the log while the consumer was quiet
 			}
 			for next := applied.Load() + 1; next < seq; next++ {
-				lm, err := n.log.get(ctx, next)
-				if err != nil {
+				if err := n.applySeq(ctx, e, next); err != nil {
 					return fmt.Errorf("cluster: the log skipped from message %d to %d (trimmed?): %w", applied.Load(), seq, err)
-				}
-				if err := n.apply(e, lm.Header, lm.Data); err != nil {
-					return err
 				}
 				applied.Store(next)
 			}
@@ -392,13 +384,7 @@ func (n *node) follow(ctx context.Context, e *engine.Engine, from uint64, applie
 				return err
 			}
 			applied.Store(seq)
-			if !idle.Stop() {
-				select {
-				case <-idle.C:
-				default:
-				}
-			}
-			idle.Reset(followIdle)
+			idle.Reset(followIdle) // a stale expiry is dropped (Go 1.23 timers)
 		}
 	}
 }
@@ -423,6 +409,15 @@ func (n *node) readOn(ctx context.Context, e *engine.Engine, applied *atomic.Uin
 		}
 		applied.Store(next)
 	}
+}
+
+// applySeq reads the log's message seq and applies it.
+func (n *node) applySeq(ctx context.Context, e *engine.Engine, seq uint64) error {
+	m, err := n.log.get(ctx, seq)
+	if err != nil {
+		return err
+	}
+	return n.apply(e, m.Header, m.Data)
 }
 
 // apply applies one message of the log to a standby.

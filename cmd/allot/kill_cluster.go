@@ -339,19 +339,18 @@ func (c *clusterServer) Kill(ctx context.Context) error {
 			victim.signal(syscall.SIGCONT)
 			return nil
 		}
-	case faultKillNATS, faultPauseNATS:
+	case faultPauseNATS:
 		name := services.NATSNodes[c.rng.IntN(len(services.NATSNodes))]
-		if fault == faultPauseNATS {
-			if _, err := services.Pause(ctx, c.up, name); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.log, "allot-cluster: %s: SIGSTOP of NATS node %s\n", fault, name)
-			c.restart = func(ctx context.Context) error {
-				_, err := services.Resume(ctx, c.up, name)
-				return err
-			}
-			break
+		if _, err := services.Pause(ctx, c.up, name); err != nil {
+			return err
 		}
+		fmt.Fprintf(c.log, "allot-cluster: %s: SIGSTOP of NATS node %s\n", fault, name)
+		c.restart = func(ctx context.Context) error {
+			_, err := services.Resume(ctx, c.up, name)
+			return err
+		}
+	case faultKillNATS:
+		name := services.NATSNodes[c.rng.IntN(len(services.NATSNodes))]
 		if _, err := services.Kill(ctx, c.up, name); err != nil {
 			return err
 		}
