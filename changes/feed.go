@@ -2,10 +2,12 @@ package changes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
+	"allot/journal"
 	"allot/vfs"
 )
 
@@ -83,11 +85,29 @@ func (f *Feed) Read(ctx context.Context, after uint64, count int, block time.Dur
 		return nil, err
 	}
 	events := make([]Event, 0, min(count, int(durable-after)))
+	rebuilt := 0
 	for len(events) < count {
 		ev, ok, err := fol.Next(durable)
 		if err != nil {
+			// A follower left behind by a snapshot, with the segment it
+			// needs next removed (an idle one kept across reads, or one
+			// reading a long way): the cursor itself may still be readable
+			// from the new snapshot.
 			fol.Close()
-			return nil, err
+			cursor := after + uint64(len(events))
+			if !errors.Is(err, journal.ErrTrimmed) {
+				return nil, err
+			}
+			if len(events) > 0 {
+				return events, nil // the next read starts afresh at cursor
+			}
+			if rebuilt++; rebuilt == followerAttemptsMax {
+				return nil, err
+			}
+			if fol, err = NewFollower(f.src.FS(), f.src.Dir(), cursor, durable, f.src.Retention()); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if !ok {
 			break

@@ -49,10 +49,43 @@ var ErrNotReplayed = errors.New("changes: a journaled op does not replay")
 // keyed repeats replay by it. The journal must be durable up to after (the
 // follower replays up to it before it returns). A cursor whose state can no
 // longer be rebuilt fails with a *journal.TrimmedError.
+//
+// The engine may write a snapshot and trim the journal behind it while the
+// follower loads an older one and replays from there: the older snapshot,
+// or a segment after it, is gone before it is read. The cursor is then
+// still readable from the new snapshot, so the follower starts again, up
+// to followerAttemptsMax times, rather than refuse it.
 func NewFollower(fs vfs.FS, dir string, after, durable uint64, retention time.Duration) (*Follower, error) {
 	if fs == nil {
 		fs = vfs.OS{}
 	}
+	for attempt := 1; ; attempt++ {
+		f, err := newFollower(fs, dir, after, durable, retention)
+		if err == nil || attempt == followerAttemptsMax || !trimmedUnder(err) {
+			return f, err
+		}
+		oldest, oerr := journal.Oldest(fs, dir)
+		if oerr != nil {
+			return nil, err
+		}
+		if after+1 < oldest {
+			return nil, &journal.TrimmedError{Want: after + 1, Oldest: oldest}
+		}
+	}
+}
+
+// followerAttemptsMax bounds NewFollower's fresh starts: each follows a
+// snapshot written during the one before, a few a second at most.
+const followerAttemptsMax = 4
+
+// trimmedUnder reports whether err is what a follower meets when the
+// journal is trimmed under it: a segment or the snapshot it was about to
+// read removed.
+func trimmedUnder(err error) bool {
+	return errors.Is(err, journal.ErrTrimmed) || errors.Is(err, vfs.ErrNotExist)
+}
+
+func newFollower(fs vfs.FS, dir string, after, durable uint64, retention time.Duration) (*Follower, error) {
 	oldest, err := journal.Oldest(fs, dir)
 	if err != nil {
 		return nil, err

@@ -15,7 +15,7 @@ import (
 func init() {
 	register(command{
 		name:    "services",
-		summary: "start, stop or show the local peer servers (PostgreSQL, MariaDB, Redis, Tarantool)",
+		summary: "start, stop or show the local peer servers (PostgreSQL, MariaDB, Redis, Tarantool, RabbitMQ, dtm, NATS)",
 		run:     runServices,
 	})
 }
