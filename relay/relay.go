@@ -20,7 +20,12 @@ import (
 
 // Config configures a relay.
 type Config struct {
-	// Addr is allot's RESP address; Password its password, if any.
+	// Addr is allot's RESP address, or a comma-separated list of the
+	// nodes of one shard (a cluster's primary and standbys: every one
+	// serves the change stream, with the same seqs). The relay reads from
+	// one node and moves to the next when a read fails, so that a node
+	// that dies does not stop the stream. Password is its password, if
+	// any.
 	Addr     string
 	Password string
 	// AMQPURL is the broker, e.g. amqp://guest:guest@127.0.0.1:14672/.
@@ -50,6 +55,11 @@ type Config struct {
 func (c *Config) Validate() error {
 	if c.Addr == "" {
 		return errors.New("relay: no allot address")
+	}
+	for _, a := range strings.Split(c.Addr, ",") {
+		if strings.TrimSpace(a) == "" {
+			return fmt.Errorf("relay: an empty address in the list %q", c.Addr)
+		}
 	}
 	if c.AMQPURL == "" {
 		return errors.New("relay: no AMQP URL")
@@ -104,9 +114,17 @@ type Relay struct {
 	cfg   Config
 	Stats Stats
 
-	allot *client.Client
-	conn  *amqp.Connection
-	ch    *amqp.Channel
+	nodes   []node // allot's nodes, from Config.Addr
+	cur     int    // the node read from
+	trimmed map[int]uint64
+	conn    *amqp.Connection
+	ch      *amqp.Channel
+}
+
+// node is one allot server the relay may read from.
+type node struct {
+	addr string
+	cl   *client.Client
 }
 
 // New returns a relay; Run starts it.
@@ -114,19 +132,57 @@ func New(cfg Config) (*Relay, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cl, err := client.New(client.Config{Addr: cfg.Addr, Password: cfg.Password, PoolSize: 1})
-	if err != nil {
-		return nil, fmt.Errorf("relay: %w", err)
+	r := &Relay{cfg: cfg, trimmed: map[int]uint64{}}
+	for _, addr := range strings.Split(cfg.Addr, ",") {
+		addr = strings.TrimSpace(addr)
+		cl, err := client.New(client.Config{Addr: addr, Password: cfg.Password, PoolSize: 1})
+		if err != nil {
+			r.closeNodes()
+			return nil, fmt.Errorf("relay: %s: %w", addr, err)
+		}
+		r.nodes = append(r.nodes, node{addr: addr, cl: cl})
 	}
-	return &Relay{cfg: cfg, allot: cl}, nil
+	return r, nil
+}
+
+func (r *Relay) closeNodes() {
+	for _, n := range r.nodes {
+		n.cl.Close()
+	}
+}
+
+// readFailed takes a failed read of the change stream after pos from the
+// current node and moves to the next one. It returns an error when the
+// relay must stop: every node refused pos as trimmed, so the events after
+// it are gone (a node restored from a snapshot may refuse a cursor another
+// node still serves).
+func (r *Relay) readFailed(pos uint64, err error) error {
+	addr := r.nodes[r.cur].addr
+	var te *client.TrimmedError
+	if errors.As(err, &te) {
+		r.trimmed[r.cur] = te.Oldest
+		if len(r.trimmed) == len(r.nodes) {
+			oldest := te.Oldest
+			for _, o := range r.trimmed {
+				oldest = min(oldest, o)
+			}
+			return fmt.Errorf("relay: checkpoint %d in %s is older than allot keeps (oldest seq %d): events %d..%d are gone; %w",
+				pos, r.cfg.Checkpoint, oldest, pos+1, oldest-1, err)
+		}
+		r.cfg.Logger.Warn("relay: this node no longer keeps the events after the checkpoint; trying the next", "addr", addr, "after", pos, "oldest", te.Oldest)
+	} else {
+		r.cfg.Logger.Warn("relay: reading the change stream", "addr", addr, "after", pos, "err", err)
+	}
+	r.cur = (r.cur + 1) % len(r.nodes)
+	return nil
 }
 
 // Run relays until ctx is done (it then returns nil) or a failure that no
-// retry can fix: a checkpoint older than allot's journal keeps (a
-// *client.TrimmedError), or a checkpoint file that does not parse.
+// retry can fix: a checkpoint older than allot's journal keeps on every
+// node (a *client.TrimmedError), or a checkpoint file that does not parse.
 func (r *Relay) Run(ctx context.Context) error {
 	defer r.closeBroker()
-	defer r.allot.Close()
+	defer r.closeNodes()
 	pos, err := ReadCheckpoint(r.cfg.Checkpoint)
 	if err != nil {
 		return err
@@ -147,21 +203,19 @@ func (r *Relay) Run(ctx context.Context) error {
 			connected = true
 		}
 		rctx, cancel := context.WithTimeout(ctx, r.cfg.Block+10*time.Second)
-		evs, err := r.allot.Changes(rctx, pos, r.cfg.BatchMax, r.cfg.Block)
+		evs, err := r.nodes[r.cur].cl.Changes(rctx, pos, r.cfg.BatchMax, r.cfg.Block)
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			var te *client.TrimmedError
-			if errors.As(err, &te) {
-				return fmt.Errorf("relay: checkpoint %d in %s is older than allot keeps (oldest seq %d): events %d..%d are gone; %w",
-					pos, r.cfg.Checkpoint, te.Oldest, pos+1, te.Oldest-1, err)
+			if err := r.readFailed(pos, err); err != nil {
+				return err
 			}
-			r.cfg.Logger.Warn("relay: reading the change stream", "after", pos, "err", err)
 			sleep(ctx, r.cfg.RetryPause)
 			continue
 		}
+		clear(r.trimmed)
 		if len(evs) == 0 {
 			continue
 		}

@@ -31,12 +31,17 @@ kill of the relay or of the broker loses no event, and may repeat some
 (every message carries its seq: message id and header "seq").
 
 With the servers of 'allot services up rabbitmq' and 'allot serve':
-  allot relay --queue allot.changes.all`
+  allot relay --queue allot.changes.all
+
+For a cluster shard, name its nodes: every node serves the change stream
+with the same seqs, and the relay moves to the next node when a read fails
+(a dead node, or one that no longer keeps the checkpoint's events):
+  allot relay --addr 10.0.0.1:7379,10.0.0.2:7379,10.0.0.3:7379`
 
 func runRelay(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("relay", "[flags]", relayAbout, stderr)
 	cfg := relay.Config{}
-	fs.StringVar(&cfg.Addr, "addr", envOr("ALLOT_RELAY_ADDR", "127.0.0.1:7379"), "allot server's RESP address (ALLOT_RELAY_ADDR)")
+	fs.StringVar(&cfg.Addr, "addr", envOr("ALLOT_RELAY_ADDR", "127.0.0.1:7379"), "allot server's RESP address, or a comma-separated list of the nodes of one cluster shard: read from one, moving to the next when a read fails (ALLOT_RELAY_ADDR)")
 	fs.StringVar(&cfg.Password, "password", os.Getenv("ALLOT_PASSWORD"), "allot server's password (ALLOT_PASSWORD)")
 	fs.StringVar(&cfg.AMQPURL, "amqp", envOr("ALLOT_RELAY_AMQP", "amqp://guest:guest@127.0.0.1:14672/"), "RabbitMQ URL (ALLOT_RELAY_AMQP); the default is the node of 'allot services up rabbitmq'")
 	fs.StringVar(&cfg.Exchange, "exchange", "allot.changes", "topic exchange to publish to (declared durable)")
