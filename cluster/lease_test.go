@@ -19,24 +19,11 @@ import (
 // TTL, and a second node took the lapsed lease meanwhile); once stopped,
 // it lapses; and a keeper whose lease someone else took says so.
 func TestLeaseKeeperHoldsTheLeasePastItsTTL(t *testing.T) {
-	_, urls := privateNATS(t)
 	const ttl = time.Second
-	shard := fmt.Sprintf("lease%d", time.Now().UnixNano()%1e9)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	l := testShardLog(t, "lease", ttl)
 	logger := slog.New(slog.DiscardHandler)
-	l, err := openShard(ctx, urls, shard, "k", ttl, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		l.js.DeleteStream(ctx, l.names.stream)
-		l.js.DeleteKeyValue(ctx, l.names.lease)
-		l.js.DeleteObjectStore(ctx, l.names.snaps)
-		l.close()
-	})
 	n := &node{cfg: Config{LeaseTTL: ttl, NodeID: "k"}, log: l, logger: logger}
 	me, other := leaseValue{Node: "k"}, leaseValue{Node: "other"}
 
@@ -260,4 +247,27 @@ func logTime(line string) (time.Time, bool) {
 	stamp, _, _ := strings.Cut(rest, " ")
 	at, err := time.Parse(time.RFC3339Nano, stamp)
 	return at, err == nil
+}
+
+// testShardLog opens a fresh shard's log (name: prefix and a number) on the
+// private NATS cluster, as node "k", and deletes it when the test ends.
+func testShardLog(t *testing.T, prefix string, ttl time.Duration) *shardLog {
+	t.Helper()
+	_, urls := privateNATS(t)
+	shard := fmt.Sprintf("%s%d", prefix, time.Now().UnixNano()%1e9)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	l, err := openShard(ctx, urls, shard, "k", ttl, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		l.js.DeleteStream(ctx, l.names.stream)
+		l.js.DeleteKeyValue(ctx, l.names.lease)
+		l.js.DeleteObjectStore(ctx, l.names.snaps)
+		l.close()
+	})
+	return l
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"allot/journal"
 )
 
 // Snapshots in the object store: the primary stores the newest snapshot
@@ -105,6 +107,12 @@ func (l *shardLog) storeSnapshot(ctx context.Context, dir string, stored uint64)
 
 // installSnapshot writes the stored snapshot into dir, where the engine's
 // recovery finds it (the engine must be closed). It returns its LSN.
+//
+// The file is named by the LSN the fetched bytes hold, not by the
+// metadata read before them: the primary may store a newer snapshot in
+// between, and a file whose name and contents disagree is corruption to
+// the engine's recovery (the node would stop, and stop again at every
+// start).
 func (l *shardLog) installSnapshot(ctx context.Context, dir string) (uint64, error) {
 	stored, err := l.storedSnapshot(ctx)
 	if err != nil {
@@ -119,10 +127,17 @@ func (l *shardLog) installSnapshot(ctx context.Context, dir string) (uint64, err
 	if err != nil {
 		return 0, fmt.Errorf("cluster: fetch the stored snapshot: %w", err)
 	}
+	lsn, err := journal.SnapshotLSN(snapshotObject, data)
+	if err != nil {
+		return 0, fmt.Errorf("cluster: the stored snapshot: %w", err)
+	}
+	if lsn < stored.lsn {
+		return 0, fmt.Errorf("cluster: the stored snapshot holds op %d, older than its metadata's %d", lsn, stored.lsn)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, fmt.Errorf("cluster: %w", err)
 	}
-	final := filepath.Join(dir, fmt.Sprintf("snapshot-%020d.snap", stored.lsn))
+	final := filepath.Join(dir, fmt.Sprintf("snapshot-%020d.snap", lsn))
 	tmp := final + ".tmp"
 	f, err := os.Create(tmp)
 	if err == nil {
@@ -141,5 +156,5 @@ func (l *shardLog) installSnapshot(ctx context.Context, dir string) (uint64, err
 		os.Remove(tmp)
 		return 0, fmt.Errorf("cluster: install the stored snapshot in %s: %w", dir, err)
 	}
-	return stored.lsn, nil
+	return lsn, nil
 }

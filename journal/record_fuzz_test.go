@@ -85,6 +85,11 @@ func FuzzDecodeSnapshot(f *testing.F) {
 	f.Add([]byte(snapshotMagic))
 	f.Fuzz(func(t *testing.T, buf []byte) {
 		lsn, st, err := decodeSnapshot("fuzz", buf, inventory.NewDecoder())
+		// SnapshotLSN checks only the envelope: it accepts whatever decodes,
+		// with the same LSN.
+		if at, lerr := SnapshotLSN("fuzz", buf); err == nil && (lerr != nil || at != lsn) {
+			t.Fatalf("SnapshotLSN = %d, %v on a snapshot that decodes at %d", at, lerr, lsn)
+		}
 		if err != nil {
 			return
 		}

@@ -68,13 +68,22 @@ func encodeSnapshot(snap *Snapshot) []byte {
 	return binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf, castagnoli))
 }
 
-// decodeSnapshot loads a snapshot into a fresh state.
-func decodeSnapshot(name string, buf []byte, d *inventory.Decoder) (uint64, *inventory.State, error) {
-	corrupt := func(off int, reason string) error {
-		return &CorruptionError{File: name, Offset: int64(off), Reason: reason}
+// SnapshotLSN checks a snapshot's bytes (its magic, checksum and format)
+// and returns the LSN it holds the state at, which its file must be named
+// by. name is only for errors.
+func SnapshotLSN(name string, buf []byte) (uint64, error) {
+	body, _, err := checkSnapshot(name, buf)
+	if err != nil {
+		return 0, err
 	}
+	return binary.LittleEndian.Uint64(body[8:]), nil
+}
+
+// checkSnapshot checks a snapshot's magic, checksum and format, and
+// returns its body (without the checksum) and format version.
+func checkSnapshot(name string, buf []byte) ([]byte, int, error) {
 	if len(buf) < len(snapshotMagic)+20 || string(buf[:len(snapshotPrefix)]) != snapshotPrefix {
-		return 0, nil, corrupt(0, "not a snapshot (bad magic or too short)")
+		return nil, 0, &CorruptionError{File: name, Reason: "not a snapshot (bad magic or too short)"}
 	}
 	version := 0
 	switch string(buf[:len(snapshotMagic)]) {
@@ -85,10 +94,22 @@ func decodeSnapshot(name string, buf []byte, d *inventory.Decoder) (uint64, *inv
 	}
 	body := buf[:len(buf)-4]
 	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(buf[len(buf)-4:]) {
-		return 0, nil, corrupt(len(buf)-4, "snapshot checksum mismatch")
+		return nil, 0, &CorruptionError{File: name, Offset: int64(len(buf) - 4), Reason: "snapshot checksum mismatch"}
 	}
 	if version == 0 {
-		return 0, nil, fmt.Errorf("%w: snapshot %s is format %q; this release reads %s and %s", ErrUnknownVersion, name, buf[:len(snapshotMagic)], snapshotMagicV1, snapshotMagic)
+		return nil, 0, fmt.Errorf("%w: snapshot %s is format %q; this release reads %s and %s", ErrUnknownVersion, name, buf[:len(snapshotMagic)], snapshotMagicV1, snapshotMagic)
+	}
+	return body, version, nil
+}
+
+// decodeSnapshot loads a snapshot into a fresh state.
+func decodeSnapshot(name string, buf []byte, d *inventory.Decoder) (uint64, *inventory.State, error) {
+	corrupt := func(off int, reason string) error {
+		return &CorruptionError{File: name, Offset: int64(off), Reason: reason}
+	}
+	body, version, err := checkSnapshot(name, buf)
+	if err != nil {
+		return 0, nil, err
 	}
 	lsn := binary.LittleEndian.Uint64(body[8:])
 	n := binary.LittleEndian.Uint64(body[16:])
