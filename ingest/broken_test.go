@@ -127,6 +127,8 @@ func runBroken(variant string, args []string) int {
 		}
 	case "poll":
 		err = poll(ctx, cfg, c, logf)
+	case "ignore-schema":
+		cfg.BrokenIgnoreSchema = true
 	default:
 		logf("no such variant")
 		return 2

@@ -37,6 +37,12 @@ type Config struct {
 	// SnapshotWorkers is how many connections set the snapshot's records
 	// at once (default 16).
 	SnapshotWorkers int
+	// BrokenIgnoreSchema breaks the ingester on purpose, for the test
+	// that proves the column-change checks can fail: rows are mapped by
+	// the column order read at start whatever the binary log says, and
+	// statements that change the table are ignored, as an ingester without
+	// schema tracking does. Never set it otherwise.
+	BrokenIgnoreSchema bool
 }
 
 // Validate fills defaults and checks the fields.

@@ -102,6 +102,11 @@ func (c *checks) stop(format string, args ...any) {
 // returns the checks that failed. Failures of the test's own machinery
 // (MariaDB unreachable, allot not starting) fail t instead.
 func runScenario(t *testing.T, start starter) (failures []string) {
+	return runChecks(t, start, scenario)
+}
+
+// runChecks runs scenario sc and returns the checks that failed.
+func runChecks(t *testing.T, start starter, sc func(*testing.T, *checks, starter)) (failures []string) {
 	ck := &checks{}
 	defer func() {
 		if r := recover(); r != nil && r != errStopped {
@@ -109,7 +114,7 @@ func runScenario(t *testing.T, start starter) (failures []string) {
 		}
 		failures = ck.failures
 	}()
-	scenario(t, ck, start)
+	sc(t, ck, start)
 	return ck.failures
 }
 
@@ -490,4 +495,148 @@ func readState(t *testing.T, path string) ingest.Checkpoint {
 	var cp ingest.Checkpoint
 	json.Unmarshal(b, &cp)
 	return cp
+}
+
+// TestIngestFollowsColumnChanges: the source table changes under a running
+// ingester. With column names in the binary log (binlog_row_metadata=FULL,
+// as the project's MariaDB writes it) a column added before the mapped
+// ones leaves every later row in the right fields; a mapped column dropped
+// stops the ingester with an error naming it; TRUNCATE stops it (the rows
+// vanish without row events, the catalog still has them). Without column
+// names (MINIMAL) an ALTER TABLE stops it.
+// TestColumnScenarioCatchesAnIngesterIgnoringSchemaChanges proves the
+// checks fail for an ingester that maps rows by the column order it read
+// at start.
+func TestIngestFollowsColumnChanges(t *testing.T) {
+	for _, f := range runColumnScenario(t, binaryIngester(servertest.BuildAllot(t))) {
+		t.Error(f)
+	}
+}
+
+func TestColumnScenarioCatchesAnIngesterIgnoringSchemaChanges(t *testing.T) {
+	failures := runColumnScenario(t, brokenIngester("ignore-schema"))
+	for _, f := range failures {
+		if strings.Contains(f, "old column order") {
+			t.Logf("caught: %s", firstLine(f))
+			return
+		}
+	}
+	t.Errorf("an ingester that ignores column changes was not caught mapping rows by the old column order:\n%s", strings.Join(failures, "\n"))
+}
+
+func runColumnScenario(t *testing.T, start starter) (failures []string) {
+	return runChecks(t, start, columnScenario)
+}
+
+func columnScenario(t *testing.T, ck *checks, start starter) {
+	bin := servertest.BuildAllot(t)
+	servicestest.Require(t, "mariadb")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	db := openMariaDB(ctx, t)
+	defer db.Close()
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	var metadata string
+	if err := db.QueryRowContext(ctx, "SELECT @@binlog_row_metadata").Scan(&metadata); err != nil {
+		t.Fatal(err)
+	}
+	if metadata != "FULL" { // a server started before services/mariadb.cnf set it
+		exec("SET GLOBAL binlog_row_metadata = 'FULL'")
+	}
+	stamp := time.Now().UnixNano()
+	table := fmt.Sprintf("ingest_cols_%d", stamp)
+	exec("CREATE TABLE `" + table + "` (id VARCHAR(64) PRIMARY KEY, name VARCHAR(256) NOT NULL, brand VARCHAR(256) NOT NULL, colour VARCHAR(64) NOT NULL) ENGINE=InnoDB")
+	defer db.Exec("DROP TABLE IF EXISTS `" + table + "`")
+	exec("INSERT INTO `"+table+"` VALUES (?,?,?,?),(?,?,?,?)", "P1", "Eins", "Acme", "red", "P2", "Zwei", "Über", "black")
+
+	dir := t.TempDir()
+	allot, err := remote.StartProcess(ctx, bin, store.Config{DataDir: filepath.Join(dir, "data"), Durability: store.DurabilityWrite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { allot.Stop(30 * time.Second) }()
+	c, err := client.New(client.Config{Addr: allot.Addr()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	statePath := filepath.Join(dir, "state.json")
+	args := func(attributes string) []string {
+		return []string{"--dsn", replDSN(), "--table", table, "--sku", "id", "--title", "name", "--brand", "brand",
+			"--attributes", attributes, "--addr", allot.Addr(), "--state", statePath, "--metrics", "",
+			"--server-id", fmt.Sprint(200000 + stamp/1000%1000000), "--checkpoint-every", "100ms"}
+	}
+	in := start(t, args("colour")...)
+	defer func() { in.kill() }()
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				ck.stop("%s: not within 10s; ingester log:\n%s", what, in.logText())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	record := func(sku string) string {
+		r, found, err := c.CatalogGet(ctx, sku)
+		if err != nil || !found {
+			return fmt.Sprintf("none (%v)", err)
+		}
+		return fmt.Sprintf("%s|%s|%v", r.Title, r.Brand, r.Attributes)
+	}
+	stopped := func(what, says string) {
+		t.Helper()
+		select {
+		case <-in.done:
+		case <-time.After(10 * time.Second):
+			ck.stop("%s: the ingester went on; its log:\n%s", what, in.logText())
+		}
+		if !strings.Contains(in.logText(), says) {
+			ck.fail("%s: the ingester stopped without saying %q; its log:\n%s", what, says, in.logText())
+		}
+	}
+	waitFor("the snapshot", func() bool { return strings.HasPrefix(record("P2"), "Zwei|") })
+
+	// A column before the mapped ones: every later row shifts by one.
+	exec("ALTER TABLE `" + table + "` ADD COLUMN price INT NOT NULL DEFAULT 7 AFTER id")
+	exec("UPDATE `"+table+"` SET name = ? WHERE id = ?", "Eins neu", "P1")
+	exec("INSERT INTO `"+table+"` (id, price, name, brand, colour) VALUES (?,?,?,?,?)", "P3", 9, "Drei", "Acme", "blue")
+	want1, want3 := "Eins neu|Acme|[{colour red}]", "Drei|Acme|[{colour blue}]"
+	deadline := time.Now().Add(10 * time.Second)
+	for record("P1") != want1 || record("P3") != want3 {
+		if time.Now().After(deadline) {
+			ck.stop("after ADD COLUMN before the mapped ones: P1 is %q, P3 %q, want %q and %q: rows mapped by the old column order; ingester log:\n%s",
+				record("P1"), record("P3"), want1, want3, in.logText())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	// A mapped column dropped: stop, naming it.
+	exec("ALTER TABLE `" + table + "` DROP COLUMN colour")
+	exec("UPDATE `"+table+"` SET name = ? WHERE id = ?", "Zwei neu", "P2")
+	stopped("a mapped column dropped", `no column "colour"`)
+	in = start(t, args("")...)
+	waitFor("the restarted ingester, without the dropped column", func() bool { return record("P2") == "Zwei neu|Über|[]" })
+
+	// TRUNCATE: stop, saying why.
+	exec("TRUNCATE TABLE `" + table + "`")
+	stopped("TRUNCATE", "TRUNCATE TABLE")
+
+	// No column names in the binary log: an ALTER stops the ingester.
+	exec("SET GLOBAL binlog_row_metadata = 'MINIMAL'")
+	defer db.ExecContext(context.Background(), "SET GLOBAL binlog_row_metadata = 'FULL'")
+	if err := os.Remove(statePath); err != nil {
+		t.Fatal(err)
+	}
+	exec("INSERT INTO `"+table+"` (id, price, name, brand) VALUES (?,?,?,?)", "P4", 1, "Vier", "Acme")
+	in = start(t, args("")...)
+	waitFor("a snapshot with MINIMAL metadata", func() bool { return record("P4") == "Vier|Acme|[]" })
+	exec("ALTER TABLE `" + table + "` ADD COLUMN size VARCHAR(8) NOT NULL DEFAULT 'M' AFTER id")
+	stopped("ALTER TABLE without column names", "binlog_row_metadata is not FULL")
 }

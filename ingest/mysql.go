@@ -44,7 +44,14 @@ type Ingester struct {
 	logf    func(format string, args ...any)
 
 	db      *sql.DB
-	columns map[string]int // source column name -> ordinal (0-based)
+	columns map[string]int // source column name -> ordinal (0-based), read at start
+
+	// The layout of the last table map of the source table: column name ->
+	// ordinal from the names the binlog carries (binlog_row_metadata=FULL),
+	// else columns, checked against the map's column count.
+	lastMap   *replication.TableMapEvent
+	lastCols  map[string]int
+	withNames bool // the source's table maps carry column names
 }
 
 // New checks cfg and returns an ingester writing to sink; logf receives
@@ -75,6 +82,12 @@ func (in *Ingester) Run(ctx context.Context) error {
 	in.db = db
 	if err := in.readColumns(ctx); err != nil {
 		return err
+	}
+	var metadata string
+	if err := db.QueryRowContext(ctx, "SELECT @@binlog_row_metadata").Scan(&metadata); err == nil && strings.EqualFold(metadata, "FULL") {
+		in.withNames = true
+	} else {
+		in.logf("the source writes no column names in its binary log (binlog_row_metadata is %q, not FULL): rows are mapped by the column order read at start, and an ALTER TABLE of %s stops the ingester; set binlog_row_metadata=FULL to follow column changes", metadata, in.cfg.Table)
 	}
 	cp, ok, err := readCheckpoint(in.cfg.StateFile)
 	if err != nil {
@@ -118,7 +131,7 @@ func (in *Ingester) readColumns(ctx context.Context) error {
 	if len(in.columns) == 0 {
 		return fmt.Errorf("ingest: table %s.%s does not exist (or the user cannot see it)", in.src.database, in.cfg.Table)
 	}
-	for _, c := range append([]string{in.cfg.SKUColumn, in.cfg.TitleColumn, in.cfg.BrandColumn}, in.cfg.Attributes...) {
+	for _, c := range in.configuredColumns() {
 		if _, ok := in.columns[strings.ToLower(c)]; !ok {
 			return fmt.Errorf("ingest: table %s.%s has no column %q", in.src.database, in.cfg.Table, c)
 		}
@@ -126,13 +139,88 @@ func (in *Ingester) readColumns(ctx context.Context) error {
 	return nil
 }
 
-func (in *Ingester) col(name string) int { return in.columns[strings.ToLower(name)] }
+// layout returns the column name -> ordinal map of rows that came with
+// table map t. A source that writes column names in its table maps
+// (binlog_row_metadata=FULL) is mapped by them, so that a column added,
+// dropped or moved by ALTER TABLE maps right from the next row on; one that
+// does not is mapped by the ordinals read at start, which must at least be
+// as many as the table map's columns.
+func (in *Ingester) layout(t *replication.TableMapEvent, file string, pos uint32) (map[string]int, error) {
+	if in.cfg.BrokenIgnoreSchema {
+		return in.columns, nil
+	}
+	if t == in.lastMap {
+		return in.lastCols, nil
+	}
+	names := t.ColumnNameString()
+	in.withNames = len(names) > 0
+	cols := in.columns
+	if in.withNames {
+		cols = make(map[string]int, len(names))
+		for i, n := range names {
+			cols[strings.ToLower(n)] = i
+		}
+		for _, c := range in.configuredColumns() {
+			if _, ok := cols[strings.ToLower(c)]; !ok {
+				return nil, fmt.Errorf("ingest: at %s:%d table %s.%s has no column %q any more (its columns: %s): start the ingester with the columns as they are now",
+					file, pos, in.src.database, in.cfg.Table, c, strings.Join(names, ", "))
+			}
+		}
+	} else if int(t.ColumnCount) != len(in.columns) {
+		return nil, fmt.Errorf("ingest: at %s:%d table %s.%s has %d columns in the binary log, %d when the ingester started: its columns changed, and the source writes no column names to map them by (set binlog_row_metadata=FULL on the source, or start from a new snapshot: remove the state file)",
+			file, pos, in.src.database, in.cfg.Table, t.ColumnCount, len(in.columns))
+	}
+	in.lastMap, in.lastCols = t, cols
+	return cols, nil
+}
 
-// record maps one row image to a record.
-func (in *Ingester) record(row []any) (catalog.Record, error) {
+// configuredColumns are the source columns the ingester reads.
+func (in *Ingester) configuredColumns() []string {
+	return append([]string{in.cfg.SKUColumn, in.cfg.TitleColumn, in.cfg.BrandColumn}, in.cfg.Attributes...)
+}
+
+// tableChanged stops the ingester at a statement that changes the source
+// table without row events, where going on would leave the catalog wrong:
+// TRUNCATE and DROP (its rows are gone, the catalog still has them),
+// RENAME (another table takes its name, or it follows a name no longer
+// there), and ALTER when the binary log carries no column names (the
+// columns may have moved under the ordinals read at start). An ALTER with
+// column names is followed (layout).
+func (in *Ingester) tableChanged(e *replication.QueryEvent, file string, pos uint32) error {
+	verb, names := ddlTables(string(e.Query))
+	if verb == ddlNone || in.cfg.BrokenIgnoreSchema {
+		return nil
+	}
+	touched := false
+	for _, n := range names {
+		if n.names(string(e.Schema), in.src.database, in.cfg.Table) {
+			touched = true
+		}
+	}
+	if !touched {
+		return nil
+	}
+	table := in.src.database + "." + in.cfg.Table
+	switch {
+	case verb == ddlAlter && in.withNames:
+		in.logf("%s of %s at %s:%d: rows from here on are mapped by the column names the binary log carries", verb, table, file, pos)
+		in.lastMap = nil
+		return nil
+	case verb == ddlAlter:
+		return fmt.Errorf("ingest: %s of %s at %s:%d may have moved its columns, and the source writes no column names in its binary log (binlog_row_metadata is not FULL) to map its rows by: set binlog_row_metadata=FULL on the source and start the ingester again (it resumes just before this statement), or start from a new snapshot (remove the state file)",
+			verb, table, file, pos)
+	default:
+		return fmt.Errorf("ingest: %s at %s:%d changes %s without row events (%q): the catalog still holds what the table held; delete those records and start from a new snapshot (remove the state file)",
+			verb, file, pos, table, strings.TrimSpace(string(e.Query)))
+	}
+}
+
+// record maps one row image to a record, by the column name -> ordinal
+// map cols.
+func (in *Ingester) record(cols map[string]int, row []any) (catalog.Record, error) {
 	get := func(name string) (string, error) {
-		i := in.col(name)
-		if i >= len(row) {
+		i, ok := cols[strings.ToLower(name)]
+		if !ok || i >= len(row) {
 			return "", fmt.Errorf("the row has %d columns, column %q is number %d", len(row), name, i+1)
 		}
 		return text(row[i]), nil
@@ -224,7 +312,17 @@ func (in *Ingester) snapshot(ctx context.Context) (Checkpoint, error) {
 			}
 		}()
 	}
-	n := len(in.columns)
+	// The result set's own column names: the table may have changed since
+	// readColumns.
+	names, err := rows.Columns()
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("ingest: snapshot: %w", err)
+	}
+	cols := make(map[string]int, len(names))
+	for i, name := range names {
+		cols[strings.ToLower(name)] = i
+	}
+	n := len(names)
 	vals := make([]sql.RawBytes, n)
 	ptrs := make([]any, n)
 	for i := range vals {
@@ -241,7 +339,7 @@ func (in *Ingester) snapshot(ctx context.Context) (Checkpoint, error) {
 				row[i] = string(v)
 			}
 		}
-		r, err := in.record(row)
+		r, err := in.record(cols, row)
 		if err != nil {
 			readErr = err
 			break
@@ -400,6 +498,9 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 			pending = Checkpoint{File: file, Pos: ev.Header.LogPos}
 			in.Metrics.position(file, ev.Header.LogPos)
 		case *replication.QueryEvent:
+			if err := in.tableChanged(e, file, ev.Header.LogPos); err != nil {
+				return err
+			}
 			// A non-transactional table's statements end with COMMIT as a
 			// query event; DDL is its own transaction.
 			if q := strings.ToUpper(strings.TrimSpace(string(e.Query))); q != "BEGIN" {
@@ -415,16 +516,20 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 
 // applyRows sends one rows event's ops, in row order.
 func (in *Ingester) applyRows(ctx context.Context, h *replication.EventHeader, e *replication.RowsEvent, file string) error {
+	cols, err := in.layout(e.Table, file, h.LogPos)
+	if err != nil {
+		return err
+	}
 	switch h.EventType {
 	case replication.WRITE_ROWS_EVENTv0, replication.WRITE_ROWS_EVENTv1, replication.WRITE_ROWS_EVENTv2:
 		for i, row := range e.Rows {
-			if err := in.apply(ctx, h, opSet, row, eventKey(file, h.LogPos, i, "")); err != nil {
+			if err := in.apply(ctx, h, cols, opSet, row, eventKey(file, h.LogPos, i, "")); err != nil {
 				return err
 			}
 		}
 	case replication.DELETE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv2:
 		for i, row := range e.Rows {
-			if err := in.apply(ctx, h, opDel, row, eventKey(file, h.LogPos, i, "")); err != nil {
+			if err := in.apply(ctx, h, cols, opDel, row, eventKey(file, h.LogPos, i, "")); err != nil {
 				return err
 			}
 		}
@@ -432,13 +537,13 @@ func (in *Ingester) applyRows(ctx context.Context, h *replication.EventHeader, e
 		// Rows alternate: the row before, the row after.
 		for i := 0; i+1 < len(e.Rows); i += 2 {
 			before, after := e.Rows[i], e.Rows[i+1]
-			sku := in.col(in.cfg.SKUColumn)
+			sku := cols[strings.ToLower(in.cfg.SKUColumn)]
 			if sku < len(before) && sku < len(after) && text(before[sku]) != text(after[sku]) {
-				if err := in.apply(ctx, h, opDel, before, eventKey(file, h.LogPos, i/2, "d")); err != nil {
+				if err := in.apply(ctx, h, cols, opDel, before, eventKey(file, h.LogPos, i/2, "d")); err != nil {
 					return err
 				}
 			}
-			if err := in.apply(ctx, h, opSet, after, eventKey(file, h.LogPos, i/2, "")); err != nil {
+			if err := in.apply(ctx, h, cols, opSet, after, eventKey(file, h.LogPos, i/2, "")); err != nil {
 				return err
 			}
 		}
@@ -446,8 +551,8 @@ func (in *Ingester) applyRows(ctx context.Context, h *replication.EventHeader, e
 	return nil
 }
 
-func (in *Ingester) apply(ctx context.Context, h *replication.EventHeader, kind opKind, row []any, key string) error {
-	r, err := in.record(row)
+func (in *Ingester) apply(ctx context.Context, h *replication.EventHeader, cols map[string]int, kind opKind, row []any, key string) error {
+	r, err := in.record(cols, row)
 	if err != nil {
 		return fmt.Errorf("ingest: a row of the event ending at %d: %w", h.LogPos, err)
 	}

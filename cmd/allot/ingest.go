@@ -39,7 +39,10 @@ func runIngest(args []string, stdout, stderr io.Writer) error {
 			"update and delete from the binary log in row format (log_bin,\n"+
 			"binlog_format=ROW, binlog_row_image=FULL). Each row becomes CATALOG.SET or\n"+
 			"CATALOG.DEL with the binlog position in its idempotency key, so a restart\n"+
-			"(of either side, kill -9 included) loses nothing and applies nothing twice.", stderr)
+			"(of either side, kill -9 included) loses nothing and applies nothing twice.\n"+
+			"With binlog_row_metadata=FULL rows are mapped by their column names and\n"+
+			"an ALTER TABLE is followed; without it an ALTER TABLE of the table stops\n"+
+			"the ingester, and TRUNCATE, DROP or RENAME of it always does (README).", stderr)
 	var cfg ingest.Config
 	var attrs string
 	var serverID uint
