@@ -362,7 +362,9 @@ func (n *node) follow(ctx context.Context, e *engine.Engine, from uint64, applie
 			return err
 		case <-idle.C:
 			if !slow {
-				n.readOn(ctx, e, applied)
+				if err := n.readOn(ctx, e, applied); err != nil {
+					return err
+				}
 			}
 			idle.Reset(followIdle)
 		case m := <-msgs:
@@ -393,23 +395,38 @@ func (n *node) follow(ctx context.Context, e *engine.Engine, from uint64, applie
 // to the log's end. A failure to read (NATS electing a leader) ends it
 // quietly: the next quiet spell tries again. One that cannot be applied
 // is left for the consumer's path to meet and report.
-func (n *node) readOn(ctx context.Context, e *engine.Engine, applied *atomic.Uint64) {
+//
+// A message that is not there is the log's end, unless the log was trimmed
+// past it behind a stored snapshot while this standby was behind (paused,
+// cut off): then it can never read on, and says so (errBehindTrimmedLog),
+// so that the node starts again from the snapshot. The consumer's path
+// notices that too, but only when a later message arrives: on a quiet
+// shard the standby would serve its old state until the next write.
+func (n *node) readOn(ctx context.Context, e *engine.Engine, applied *atomic.Uint64) error {
 	for ctx.Err() == nil {
 		next := applied.Load() + 1
 		m, err := n.log.get(ctx, next)
 		if err != nil {
 			if !errors.Is(err, jetstream.ErrMsgNotFound) {
 				n.logger.Debug("cluster: read the log on", "seq", next, "err", err)
+				return nil
 			}
-			return
+			if first, _, perr := n.log.position(ctx); perr == nil && first > next {
+				return fmt.Errorf("%w: it starts at message %d, this standby applied up to %d", errBehindTrimmedLog, first, next-1)
+			}
+			return nil
 		}
 		if err := n.apply(e, m.Header, m.Data); err != nil {
 			n.logger.Warn("cluster: apply a message read from the log", "seq", next, "err", err)
-			return
+			return nil
 		}
 		applied.Store(next)
 	}
+	return nil
 }
+
+// errBehindTrimmedLog: the log was trimmed past what a standby applied.
+var errBehindTrimmedLog = errors.New("cluster: the log was trimmed behind a stored snapshot past this standby's position")
 
 // applySeq reads the log's message seq and applies it.
 func (n *node) applySeq(ctx context.Context, e *engine.Engine, seq uint64) error {
