@@ -29,8 +29,11 @@ type trimmedBody struct {
 
 // httpChanges serves GET /v1/changes?after=<seq> as server-sent events:
 // one event per change, "id:" the seq, "data:" the JSON, until the client
-// goes or the server shuts down. A reconnecting EventSource sends
-// Last-Event-ID, which is used when after is not given.
+// goes or the server shuts down. A reconnecting EventSource asks for the
+// same URL again with Last-Event-ID, the last seq it received: the stream
+// resumes after the later of the two, so that a reconnect neither repeats
+// what the client has nor fails once the journal is trimmed past the
+// URL's cursor.
 func (s *Server) httpChanges(w http.ResponseWriter, r *http.Request) {
 	q, detail := s.query(r, "after")
 	if detail != "" {
@@ -38,15 +41,21 @@ func (s *Server) httpChanges(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var after uint64
-	raw, ok := q["after"]
-	if !ok {
-		raw, ok = r.Header.Get("Last-Event-ID"), r.Header.Get("Last-Event-ID") != ""
-	}
-	if ok {
-		if after, ok = changes.ParseAfter(raw); !ok {
-			s.badRequest(w, "after must be an integer from 0 to 9223372036854775807")
+	rawAfter, given := q["after"]
+	lastID := r.Header.Get("Last-Event-ID")
+	for _, c := range []struct {
+		raw, what string
+		given     bool
+	}{{rawAfter, "after", given}, {lastID, "Last-Event-ID", lastID != ""}} {
+		if !c.given {
+			continue
+		}
+		v, ok := changes.ParseAfter(c.raw)
+		if !ok {
+			s.badRequest(w, c.what+" must be an integer from 0 to 9223372036854775807")
 			return
 		}
+		after = max(after, v)
 	}
 	feed := s.changeFeed()
 	durable := s.engine.DurableLSN()

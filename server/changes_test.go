@@ -162,6 +162,39 @@ func TestChangesOverTheWire(t *testing.T) {
 	if id != fmt.Sprintf("id: %d\n", len(events)+1) {
 		t.Fatalf("SSE after a new release: %q", id)
 	}
+
+	// A reconnecting EventSource asks for the same URL with the last id it
+	// received: the stream resumes after the later of the two; a
+	// Last-Event-ID before after does not take it back.
+	for _, c := range []struct {
+		url, lastID string
+		first       int
+	}{{"/v1/changes?after=3", "5", 6}, {"/v1/changes?after=5", "3", 6}, {"/v1/changes", "4", 5}, {"/v1/changes?after=2", "", 3}} {
+		req, _ := http.NewRequest("GET", "http://"+s.HTTPAddr()+c.url, nil)
+		if c.lastID != "" {
+			req.Header.Set("Last-Event-ID", c.lastID)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := bufio.NewReader(resp.Body).ReadString('\n')
+		resp.Body.Close()
+		if want := fmt.Sprintf("id: %d\n", c.first); id != want {
+			t.Errorf("%s with Last-Event-ID %q: first %q, want %q", c.url, c.lastID, id, want)
+		}
+	}
+	req, _ := http.NewRequest("GET", "http://"+s.HTTPAddr()+"/v1/changes?after=1", nil)
+	req.Header.Set("Last-Event-ID", "x")
+	resp, err = (&http.Client{Timeout: 5 * time.Second}).Do(req) // a stream would not end
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(body), "Last-Event-ID must be an integer") {
+		t.Errorf("a Last-Event-ID that is no seq: %d %s, want 400 naming it", resp.StatusCode, body)
+	}
 }
 
 func TestChangesBadInput(t *testing.T) {
