@@ -91,8 +91,9 @@ func (f *Feed) Read(ctx context.Context, after uint64, count int, block time.Dur
 		if err != nil {
 			// A follower left behind by a snapshot, with the segment it
 			// needs next removed (an idle one kept across reads, or one
-			// reading a long way): the cursor itself may still be readable
-			// from the new snapshot.
+			// reading a long way): a new follower at the cursor reads on
+			// if a snapshot at or before it still allows, and otherwise
+			// refuses it with the oldest seq as of now.
 			fol.Close()
 			cursor := after + uint64(len(events))
 			if !errors.Is(err, journal.ErrTrimmed) {
