@@ -101,6 +101,10 @@ const (
 	// BrokenKeepTornTail: recovery reads up to a torn tail or a hole but
 	// does not cut it off, and starts the next segment after it.
 	BrokenKeepTornTail
+	// BrokenSnapshotWithoutCatalog: snapshots leave out the catalog's
+	// section, so the records set before a snapshot are gone once the
+	// segments behind it are.
+	BrokenSnapshotWithoutCatalog
 )
 
 // Recovery describes what Open found.
@@ -878,6 +882,16 @@ func (j *Journal) SnapshotLSN() uint64 { return j.nextLSN - 1 }
 // run twice at once.
 func (j *Journal) WriteSnapshot(snap *Snapshot) error {
 	lsn := snap.LSN
+	if j.opts.Broken == BrokenSnapshotWithoutCatalog {
+		kept := *snap
+		kept.Sections = nil
+		for _, sec := range snap.Sections {
+			if sec.Tag != inventory.SectionCatalog {
+				kept.Sections = append(kept.Sections, sec)
+			}
+		}
+		snap = &kept
+	}
 	if err := writeSnapshot(j.opts.FS, j.opts.Dir, snap); err != nil {
 		return err
 	}

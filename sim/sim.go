@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"path"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"allot/catalog"
 	"allot/engine"
 	"allot/inventory"
 	"allot/journal"
@@ -30,8 +32,9 @@ const (
 	openAttempts = 8
 	// holdIDs and keys are the pools hold ids and idempotency keys are
 	// drawn from: small, so that repeats and mismatches are common.
-	holdIDs = 16
-	keys    = 12
+	holdIDs     = 16
+	keys        = 12
+	catalogSKUs = 8
 	// ttlMaxMS bounds a hold's time to live: a few windows of the clock.
 	ttlMaxMS = 300
 )
@@ -70,6 +73,9 @@ const (
 	// BrokenKeepTornTail: recovery does not cut a torn tail or a hole
 	// (journal.BrokenKeepTornTail).
 	BrokenKeepTornTail
+	// BrokenSnapshotWithoutCatalog: snapshots leave out the catalog
+	// (journal.BrokenSnapshotWithoutCatalog).
+	BrokenSnapshotWithoutCatalog
 )
 
 func (b Broken) journal() journal.Broken {
@@ -78,6 +84,8 @@ func (b Broken) journal() journal.Broken {
 		return journal.BrokenLateAppend
 	case BrokenKeepTornTail:
 		return journal.BrokenKeepTornTail
+	case BrokenSnapshotWithoutCatalog:
+		return journal.BrokenSnapshotWithoutCatalog
 	}
 	return journal.BrokenNone
 }
@@ -247,29 +255,34 @@ type applied struct {
 }
 
 // nextOp draws one op of every kind the engine has: stock sets, captures,
-// releases, holds, confirms, cancels, orders and hold reads, some with an
-// idempotency key, some repeating a keyed op (the same arguments: the
-// first reply again; others: a mismatch).
+// releases, holds, confirms, cancels, orders, hold reads and catalog sets
+// and deletes, some with an idempotency key, some repeating a keyed op
+// (the same arguments: the first reply again; others: a mismatch).
 func (r *runner) nextOp() inventory.Op {
 	n := int64(1 + r.rng.IntN(3))
 	var op inventory.Op
 	switch k := r.rng.IntN(100); {
 	case k < 8:
 		op = inventory.Stock(r.rows[r.rng.IntN(len(r.rows))], int64(r.rng.IntN(10)), 100)
-	case k < 33:
+	case k < 31:
 		op = inventory.Capture(r.groups[r.rng.IntN(len(r.groups))], n)
-	case k < 53:
+	case k < 50:
 		op = inventory.Release(r.rows[r.rng.IntN(len(r.rows))], n)
-	case k < 66:
+	case k < 63:
 		op = inventory.Hold(r.holdID(), 1+int64(r.rng.IntN(ttlMaxMS)), r.demands())
-	case k < 74:
+	case k < 71:
 		op = inventory.Confirm(r.holdID())
-	case k < 80:
+	case k < 77:
 		op = inventory.Cancel(r.holdID())
-	case k < 87:
+	case k < 84:
 		op = inventory.Order(r.demands())
-	case k < 90:
+	case k < 87:
 		op = inventory.HoldGet(r.holdID())
+	case k < 89:
+		op = inventory.CatalogDel(r.catalogSKU())
+	case k < 90:
+		op = inventory.CatalogSet(catalog.Record{SKU: r.catalogSKU(), Title: "Titel " + strconv.Itoa(r.rng.IntN(50)), Brand: []string{"Acme", "Über"}[r.rng.IntN(2)],
+			Attributes: []catalog.Attribute{{Name: "colour", Value: []string{"red", "blue"}[r.rng.IntN(2)]}}[:r.rng.IntN(2)]})
 	default:
 		if len(r.keyed) == 0 {
 			op = inventory.Capture(r.groups[r.rng.IntN(len(r.groups))], n)
@@ -293,6 +306,10 @@ func (r *runner) nextOp() inventory.Op {
 }
 
 func (r *runner) holdID() string { return "h" + strconv.Itoa(r.rng.IntN(holdIDs)) }
+
+// catalogSKU draws a catalog record's SKU: a small pool, so that sets
+// replace records and deletes find them.
+func (r *runner) catalogSKU() string { return "c" + strconv.Itoa(r.rng.IntN(catalogSKUs)) }
 
 // demands draws the lines of a hold or an order: 1..3, a group sometimes
 // named twice.
@@ -597,6 +614,14 @@ func (r *runner) check() {
 	}
 	if !sameRows(got, want.Rows()) {
 		r.violation("the recovered state differs from the model after %d ops", lsn)
+	}
+	var records []catalog.Record
+	if err := r.flushing(func() (err error) { records, err = r.eng.CatalogRecords(); return err }); err != nil {
+		r.violation("reading the recovered catalog: %v", err)
+		return
+	}
+	if w := want.CatalogRecords(); !reflect.DeepEqual(records, w) && (len(records) > 0 || len(w) > 0) {
+		r.violation("after %d ops the recovered catalog has %d records, the model %d: %v, want %v", lsn, len(records), len(w), records, w)
 	}
 	for h := 0; h < holdIDs; h++ {
 		op := inventory.HoldGet("h" + strconv.Itoa(h))

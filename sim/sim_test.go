@@ -63,6 +63,10 @@ func TestCatchesApplyBeforeJournalAppend(t *testing.T) {
 	caught(t, Config{Ops: 500, Durability: engine.DurabilityWrite, FaultRate: -1, Broken: BrokenLateAppend})
 }
 
+func TestCatchesASnapshotWithoutTheCatalog(t *testing.T) {
+	caught(t, Config{Ops: 4000, Durability: engine.DurabilityWrite, FaultRate: -1, Broken: BrokenSnapshotWithoutCatalog})
+}
+
 func TestCatchesRecoveryThatKeepsATornTail(t *testing.T) {
 	caught(t, Config{Ops: 1000, Durability: engine.DurabilityWrite, FaultRate: -1, Broken: BrokenKeepTornTail})
 }
