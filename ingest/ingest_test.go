@@ -640,3 +640,43 @@ func columnScenario(t *testing.T, ck *checks, start starter) {
 	exec("ALTER TABLE `" + table + "` ADD COLUMN size VARCHAR(8) NOT NULL DEFAULT 'M' AFTER id")
 	stopped("ALTER TABLE without column names", "binlog_row_metadata is not FULL")
 }
+
+// TestIngestSaysWhenTheBinlogIsGone: a checkpoint in a binlog the source no
+// longer has (purged while the ingester was down) stops the ingester with
+// an error that says so and what to do, not the server's bare error 1236.
+func TestIngestSaysWhenTheBinlogIsGone(t *testing.T) {
+	bin := servertest.BuildAllot(t)
+	servicestest.Require(t, "mariadb")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	db := openMariaDB(ctx, t)
+	defer db.Close()
+	table := fmt.Sprintf("ingest_gone_%d", time.Now().UnixNano())
+	if _, err := db.ExecContext(ctx, "CREATE TABLE `"+table+"` (id VARCHAR(64) PRIMARY KEY, name VARCHAR(64) NOT NULL, brand VARCHAR(64) NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Exec("DROP TABLE `" + table + "`")
+	dir := t.TempDir()
+	allot, err := remote.StartProcess(ctx, bin, store.Config{DataDir: filepath.Join(dir, "data"), Durability: store.DurabilityWrite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer allot.Stop(30 * time.Second)
+	file, _ := binlogHead(ctx, t, db)
+	state := filepath.Join(dir, "state.json")
+	gone := file[:strings.LastIndexByte(file, '.')+1] + "999999"
+	if err := os.WriteFile(state, []byte(`{"file":"`+gone+`","pos":4}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := binaryIngester(bin)(t, "--dsn", replDSN(), "--table", table, "--sku", "id", "--title", "name", "--brand", "brand",
+		"--addr", allot.Addr(), "--state", state, "--metrics", "", "--server-id", fmt.Sprint(300000+time.Now().UnixNano()/1000%1000000))
+	select {
+	case <-in.done:
+	case <-time.After(30 * time.Second):
+		in.kill()
+		t.Fatalf("the ingester went on from a binlog the source does not have:\n%s", in.logText())
+	}
+	if log := in.logText(); !strings.Contains(log, "cannot send its binlog from the checkpoint "+gone+":4") || !strings.Contains(log, "remove the state file") {
+		t.Errorf("the ingester's error does not say the binlog is gone and what to do:\n%s", log)
+	}
+}

@@ -482,6 +482,14 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 				}
 				continue
 			}
+			var me *mysql.MyError
+			if errors.As(err, &me) && me.Code == mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
+				// The binlog at the checkpoint is gone (purged after
+				// binlog_expire_logs_seconds, or RESET MASTER): what changed
+				// since cannot be read any more.
+				return fmt.Errorf("ingest: the source cannot send its binlog from the checkpoint %s:%d (%w): if that binlog was purged (binlog_expire_logs_seconds) or reset, the changes since are lost to the ingester; start from a new snapshot (remove the state file %s)",
+					pending.File, pending.Pos, err, in.cfg.StateFile)
+			}
 			return fmt.Errorf("ingest: reading the binlog after %s:%d: %w", pending.File, pending.Pos, err)
 		}
 		switch e := ev.Event.(type) {
