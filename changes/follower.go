@@ -93,7 +93,7 @@ func newFollower(fs vfs.FS, dir string, after, durable uint64, retention time.Du
 	if after+1 < oldest {
 		return nil, &journal.TrimmedError{Want: after + 1, Oldest: oldest}
 	}
-	snapLSN, state, err := journal.LoadSnapshot(fs, dir, after)
+	snapLSN, state, err := journal.LoadSnapshotSections(fs, dir, after, withoutCatalog)
 	if err != nil {
 		return nil, err
 	}
@@ -204,6 +204,9 @@ func (f *Follower) step(limit uint64, ev *Event) (bool, error) {
 }
 
 func (f *Follower) apply(lsn uint64) error {
+	if catalogOp(f.op.Kind) {
+		return nil
+	}
 	res := f.state.Apply(&f.op, f.lines)
 	if res.Lines != nil {
 		f.lines = res.Lines
@@ -213,6 +216,18 @@ func (f *Follower) apply(lsn uint64) error {
 	}
 	return nil
 }
+
+// A follower keeps no catalog. A catalog event is its op, key and seq
+// alone (no rows, no record), and only ops that changed the engine's state
+// are journaled, so nothing a follower derives depends on the records;
+// keeping them would cost every follower (a Feed keeps several, and each
+// cursor of a new reader builds one) a copy of the whole catalog and its
+// index: 150 MB and most of a second per follower at 300,000 records.
+func catalogOp(k inventory.Kind) bool {
+	return k == inventory.KindCatalogSet || k == inventory.KindCatalogDel
+}
+
+func withoutCatalog(tag byte) bool { return tag != inventory.SectionCatalog }
 
 // Close releases the follower's open segment.
 func (f *Follower) Close() error { return f.reader.Close() }

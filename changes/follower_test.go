@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"allot/catalog"
 	"allot/changes"
 	"allot/engine"
 	"allot/inventory"
@@ -450,4 +452,106 @@ func TestReadersWhileTrimming(t *testing.T) {
 		t.Fatalf("the journal was not trimmed under the readers (oldest %d, %v; %d reads refused): the test proves nothing", oldest, err, trimmed)
 	}
 	t.Logf("%d events seen, %d reads refused as trimmed", len(seen), trimmed)
+}
+
+// A follower keeps no catalog: catalog events come with their seq, op and
+// key from the journal alone, and a follower built past a snapshot holding
+// the catalog (or replaying catalog ops) has no record in its state, where
+// each would cost it a copy of the whole catalog.
+func TestFollowerKeepsNoCatalog(t *testing.T) {
+	e, err := engine.Open(engine.Config{Dir: t.TempDir(), Durability: engine.DurabilityWrite, SnapshotEveryOps: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	key := inventory.RowKey{SKU: "s1", Warehouse: "w", Condition: "new", Source: "own"}
+	if _, err := e.Stock(key, 100, 5); err != nil {
+		t.Fatal(err)
+	}
+	var want []string // op and key of every event
+	want = append(want, "stock/")
+	for i := range 120 {
+		switch i % 4 {
+		case 0, 1:
+			r := catalog.Record{SKU: "c" + strconv.Itoa(i%10), Title: "Titel " + strconv.Itoa(i), Brand: "Acme"}
+			if _, err := e.CatalogSet(r, "k"+strconv.Itoa(i)); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, "catalog.set/k"+strconv.Itoa(i))
+		case 2:
+			res, err := e.CatalogDel("c"+strconv.Itoa(i%10), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Count == 1 {
+				want = append(want, "catalog.del/")
+			}
+		case 3:
+			if _, err := e.Do(inventory.Capture(key.Group(), 1), nil); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, "capture/")
+		}
+	}
+	records, _ := e.CatalogRecords()
+	if len(records) == 0 {
+		t.Fatal("the engine has no catalog: the test proves nothing")
+	}
+	feed := changes.NewFeed(e)
+	all := readAll(t, feed, 0, changes.CountMax)
+	var got []string
+	for _, ev := range all {
+		got = append(got, ev.Op+"/"+ev.Key)
+		if strings.HasPrefix(ev.Op, "catalog.") && len(ev.Rows) != 0 {
+			t.Errorf("seq %d (%s) has rows %v", ev.Seq, ev.Op, ev.Rows)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("events %v, want %v", got, want)
+	}
+	rows := map[inventory.RowKey]int64{}
+	if err := rebuild(1, all, rows); err != nil {
+		t.Fatal(err)
+	}
+	state, _ := e.Rows()
+	if err := equalRows(rows, state); err != nil {
+		t.Error(err)
+	}
+	// Snapshots are written in the background: wait until the newest is
+	// in place, then build one follower from it (it holds catalog records)
+	// and one at the end.
+	var oldest uint64
+	for stable := 0; stable < 5; time.Sleep(20 * time.Millisecond) {
+		o, err := journal.Oldest(nil, e.Dir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o == oldest {
+			stable++
+		} else {
+			oldest, stable = o, 0
+		}
+	}
+	if _, st, err := journal.LoadSnapshot(nil, e.Dir(), oldest-1); err != nil || st.CatalogLen() == 0 {
+		t.Fatalf("the snapshot at %d holds no catalog record (%v): the test proves nothing", oldest-1, err)
+	}
+	for _, after := range []uint64{oldest - 1, uint64(len(all))} {
+		fol, err := changes.NewFollower(nil, e.Dir(), after, e.DurableLSN(), e.Retention())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			_, ok, err := fol.Next(e.DurableLSN())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+		}
+		if n := fol.State().CatalogLen(); n != 0 {
+			t.Errorf("a follower from %d holds %d catalog records", after, n)
+		}
+		fol.Close()
+	}
 }

@@ -170,6 +170,13 @@ func listDir(fs vfs.FS, dir string) ([]segment, uint64, error) {
 // LoadSnapshot returns the state of the newest snapshot in dir whose LSN is
 // at most atMost, and its LSN; a fresh state and 0 when there is none.
 func LoadSnapshot(fs vfs.FS, dir string, atMost uint64) (uint64, *inventory.State, error) {
+	return LoadSnapshotSections(fs, dir, atMost, nil)
+}
+
+// LoadSnapshotSections is LoadSnapshot loading only the snapshot sections
+// keep accepts (nil: every one), for a reader that needs part of the state
+// (the change stream's follower leaves the catalog out).
+func LoadSnapshotSections(fs vfs.FS, dir string, atMost uint64, keep func(tag byte) bool) (uint64, *inventory.State, error) {
 	if fs == nil {
 		fs = vfs.OS{}
 	}
@@ -191,7 +198,7 @@ func LoadSnapshot(fs vfs.FS, dir string, atMost uint64) (uint64, *inventory.Stat
 	if err != nil {
 		return 0, nil, fmt.Errorf("journal: read %s: %w", name, err)
 	}
-	lsn, st, err := decodeSnapshot(name, buf, inventory.NewDecoder())
+	lsn, st, err := decodeSnapshotSections(name, buf, inventory.NewDecoder(), keep)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -104,6 +104,12 @@ func checkSnapshot(name string, buf []byte) ([]byte, int, error) {
 
 // decodeSnapshot loads a snapshot into a fresh state.
 func decodeSnapshot(name string, buf []byte, d *inventory.Decoder) (uint64, *inventory.State, error) {
+	return decodeSnapshotSections(name, buf, d, nil)
+}
+
+// decodeSnapshotSections is decodeSnapshot loading only the sections keep
+// accepts (nil: every one); the others are checked for framing only.
+func decodeSnapshotSections(name string, buf []byte, d *inventory.Decoder, keep func(tag byte) bool) (uint64, *inventory.State, error) {
 	corrupt := func(off int, reason string) error {
 		return &CorruptionError{File: name, Offset: int64(off), Reason: reason}
 	}
@@ -158,6 +164,10 @@ func decodeSnapshot(name string, buf []byte, d *inventory.Decoder) (uint64, *inv
 				return 0, nil, corrupt(off, fmt.Sprintf("section %d (tag %d): bad length", i, tag))
 			}
 			start := off + 1 + w
+			if keep != nil && !keep(tag) {
+				off = start + int(size)
+				continue
+			}
 			if err := st.LoadSection(inventory.Section{Tag: tag, Bytes: body[start : start+int(size)]}); err != nil {
 				return 0, nil, corrupt(off, fmt.Sprintf("section %d: %v", tag, err))
 			}
