@@ -143,8 +143,8 @@ func (in *Ingester) readColumns(ctx context.Context) error {
 // table map t. A source that writes column names in its table maps
 // (binlog_row_metadata=FULL) is mapped by them, so that a column added,
 // dropped or moved by ALTER TABLE maps right from the next row on; one that
-// does not is mapped by the ordinals read at start, which must at least be
-// as many as the table map's columns.
+// does not is mapped by the ordinals read at start, which must be as many
+// as the table map's columns.
 func (in *Ingester) layout(t *replication.TableMapEvent, file string, pos uint32) (map[string]int, error) {
 	if in.cfg.BrokenIgnoreSchema {
 		return in.columns, nil
