@@ -428,6 +428,8 @@ func eventKey(file string, pos uint32, i int, suffix string) string {
 	return "mysql:h:" + strconv.FormatUint(h.Sum64(), 16)
 }
 
+var quietLibrary sync.Once
+
 // follow streams the binlog from cp and applies the table's row events.
 func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 	flavor := mysql.MySQLFlavor
@@ -447,6 +449,10 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 		Logger:          log.NewDefault(&log.NullHandler{}),
 	})
 	defer syncer.Close()
+	// The binlog streamer also logs a failure to the library's global
+	// logger ("[error] binlogstreamer.go:78 close sync with err"), beside
+	// returning it to GetEvent, where the ingester reports it itself.
+	quietLibrary.Do(func() { log.SetDefaultLogger(log.NewDefault(&log.NullHandler{})) })
 	streamer, err := syncer.StartSync(mysql.Position{Name: cp.File, Pos: cp.Pos})
 	if err != nil {
 		return fmt.Errorf("ingest: starting the binlog stream at %s:%d: %w", cp.File, cp.Pos, err)
