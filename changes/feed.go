@@ -85,30 +85,17 @@ func (f *Feed) Read(ctx context.Context, after uint64, count int, block time.Dur
 		return nil, err
 	}
 	events := make([]Event, 0, min(count, int(durable-after)))
-	rebuilt := 0
 	for len(events) < count {
 		ev, ok, err := fol.Next(durable)
 		if err != nil {
-			// A follower left behind by a snapshot, with the segment it
-			// needs next removed (an idle one kept across reads, or one
-			// reading a long way): a new follower at the cursor reads on
-			// if a snapshot at or before it still allows, and otherwise
-			// refuses it with the oldest seq as of now.
 			fol.Close()
-			cursor := after + uint64(len(events))
-			if !errors.Is(err, journal.ErrTrimmed) {
-				return nil, err
+			if len(events) > 0 && errors.Is(err, journal.ErrTrimmed) {
+				// Left behind by a snapshot (the segment it needs next
+				// was removed): what was read is the reader's; its next
+				// read is refused with the oldest seq then.
+				return events, nil
 			}
-			if len(events) > 0 {
-				return events, nil // the next read starts afresh at cursor
-			}
-			if rebuilt++; rebuilt == followerAttemptsMax {
-				return nil, err
-			}
-			if fol, err = NewFollower(f.src.FS(), f.src.Dir(), cursor, durable, f.src.Retention()); err != nil {
-				return nil, err
-			}
-			continue
+			return nil, err
 		}
 		if !ok {
 			break
