@@ -144,12 +144,7 @@ const scenarioCheckpointEvery = 3 * time.Second
 const burstRows = 20
 
 func scenario(t *testing.T, ck *checks, start starter) {
-	bin := servertest.BuildAllot(t)
-	servicestest.Require(t, "mariadb")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	db := openMariaDB(ctx, t)
-	defer db.Close()
+	bin, ctx, db := mariaDBSource(t, 5*time.Minute)
 	stamp := time.Now().UnixNano()
 	table := fmt.Sprintf("ingest_test_%d", stamp)
 	exec := func(q string, args ...any) int64 {
@@ -423,6 +418,20 @@ func scenario(t *testing.T, ck *checks, start starter) {
 	t.Logf("%d catalog events for %d source row changes; %d distinct keys", events, catalogOps, len(seen))
 }
 
+// mariaDBSource is what every ingest test starts with: the allot binary,
+// the project's MariaDB with its binary log, and a context bounding the
+// test; the connection and the context end with the test.
+func mariaDBSource(t *testing.T, timeout time.Duration) (bin string, ctx context.Context, db *sql.DB) {
+	t.Helper()
+	bin = servertest.BuildAllot(t)
+	servicestest.Require(t, "mariadb")
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	db = openMariaDB(ctx, t)
+	t.Cleanup(func() { db.Close() })
+	return bin, ctx, db
+}
+
 // replDSN is the project's MariaDB as its replication user.
 func replDSN() string {
 	return strings.Replace(services.MariaDBDSN, "allot:allot@", "allot_repl:allot_repl@", 1)
@@ -529,12 +538,7 @@ func runColumnScenario(t *testing.T, start starter) (failures []string) {
 }
 
 func columnScenario(t *testing.T, ck *checks, start starter) {
-	bin := servertest.BuildAllot(t)
-	servicestest.Require(t, "mariadb")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	db := openMariaDB(ctx, t)
-	defer db.Close()
+	bin, ctx, db := mariaDBSource(t, 3*time.Minute)
 	exec := func(q string, args ...any) {
 		t.Helper()
 		if _, err := db.ExecContext(ctx, q, args...); err != nil {
@@ -645,12 +649,7 @@ func columnScenario(t *testing.T, ck *checks, start starter) {
 // longer has (purged while the ingester was down) stops the ingester with
 // an error that says so and what to do, not the server's bare error 1236.
 func TestIngestSaysWhenTheBinlogIsGone(t *testing.T) {
-	bin := servertest.BuildAllot(t)
-	servicestest.Require(t, "mariadb")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	db := openMariaDB(ctx, t)
-	defer db.Close()
+	bin, ctx, db := mariaDBSource(t, time.Minute)
 	table := fmt.Sprintf("ingest_gone_%d", time.Now().UnixNano())
 	if _, err := db.ExecContext(ctx, "CREATE TABLE `"+table+"` (id VARCHAR(64) PRIMARY KEY, name VARCHAR(64) NOT NULL, brand VARCHAR(64) NOT NULL)"); err != nil {
 		t.Fatal(err)
