@@ -65,6 +65,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "-h", "--help", "-help", "help":
+		if len(args) > 1 && args[0] == "help" {
+			// allot help <command> is allot <command> --help.
+			if _, ok := commands[args[1]]; !ok {
+				fmt.Fprintf(stderr, "allot help: unknown command %q\n\n", args[1])
+				usage(stderr)
+				return 2
+			}
+			return run([]string{args[1], "--help"}, stdout, stderr)
+		}
 		usage(stdout)
 		return 0
 	}
