@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"allot/journal"
+	"allot/vfs"
 )
 
 // Snapshots in the object store: the primary stores the newest snapshot
@@ -138,22 +139,7 @@ func (l *shardLog) installSnapshot(ctx context.Context, dir string) (uint64, err
 		return 0, fmt.Errorf("cluster: %w", err)
 	}
 	final := filepath.Join(dir, fmt.Sprintf("snapshot-%020d.snap", lsn))
-	tmp := final + ".tmp"
-	f, err := os.Create(tmp)
-	if err == nil {
-		_, err = f.Write(data)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err == nil {
-		err = os.Rename(tmp, final)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := vfs.WriteFileAtomic(vfs.OS{}, final, data); err != nil {
 		return 0, fmt.Errorf("cluster: install the stored snapshot in %s: %w", dir, err)
 	}
 	return lsn, nil

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"allot/vfs"
 )
 
 // Checkpoint is a binlog position at a transaction boundary whose rows
@@ -32,36 +34,14 @@ func readCheckpoint(path string) (cp Checkpoint, ok bool, err error) {
 	return cp, true, nil
 }
 
-// writeCheckpoint replaces the checkpoint atomically: a new file, synced,
-// renamed over the old one, and the directory synced.
+// writeCheckpoint replaces the checkpoint durably (vfs.WriteFileAtomic).
 func writeCheckpoint(path string, cp Checkpoint) error {
 	b, _ := json.Marshal(cp)
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("ingest: checkpoint: %w", err)
 	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("ingest: checkpoint: %w", err)
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return fmt.Errorf("ingest: checkpoint: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("ingest: checkpoint: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("ingest: checkpoint: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("ingest: checkpoint: %w", err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
+	if err := vfs.WriteFileAtomic(vfs.OS{}, path, b); err != nil {
+		return fmt.Errorf("ingest: checkpoint %s: %w", path, err)
 	}
 	return nil
 }

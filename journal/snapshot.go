@@ -188,26 +188,7 @@ func decodeSnapshotSections(name string, buf []byte, d *inventory.Decoder, keep 
 // into place, and the directory synced.
 func writeSnapshot(fs vfs.FS, dir string, snap *Snapshot) error {
 	final := path.Join(dir, snapshotName(snap.LSN))
-	tmp := final + ".tmp"
-	f, err := fs.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("journal: snapshot: %w", err)
-	}
-	_, err = f.Write(encodeSnapshot(snap))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = fs.Rename(tmp, final)
-	}
-	if err == nil {
-		err = fs.SyncDir(dir)
-	}
-	if err != nil {
-		_ = fs.Remove(tmp)
+	if err := vfs.WriteFileAtomic(fs, final, encodeSnapshot(snap)); err != nil {
 		return fmt.Errorf("journal: snapshot %s: %w", final, err)
 	}
 	return nil

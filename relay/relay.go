@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,6 +15,7 @@ import (
 
 	"allot/changes"
 	"allot/client"
+	"allot/vfs"
 )
 
 // Config configures a relay.
@@ -364,29 +364,7 @@ func ReadCheckpoint(name string) (uint64, error) {
 // temporary file, fsync, rename, fsync of the directory. A crash leaves
 // the old value or the new one, never a torn file.
 func WriteCheckpoint(name string, seq uint64) error {
-	tmp := name + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("relay: checkpoint: %w", err)
-	}
-	_, err = f.WriteString(strconv.FormatUint(seq, 10) + "\n")
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
-	if err == nil {
-		var d *os.File
-		if d, err = os.Open(filepath.Dir(name)); err == nil {
-			err = d.Sync()
-			d.Close()
-		}
-	}
-	if err != nil {
+	if err := vfs.WriteFileAtomic(vfs.OS{}, name, []byte(strconv.FormatUint(seq, 10)+"\n")); err != nil {
 		return fmt.Errorf("relay: checkpoint %s: %w", name, err)
 	}
 	return nil

@@ -165,3 +165,33 @@ func ReadFile(fs FS, name string) ([]byte, error) {
 	}
 	return buf[:n], nil
 }
+
+// WriteFileAtomic replaces the file name with data durably: a temporary
+// file beside it (name + ".tmp"), synced, renamed over name, and the
+// directory synced. A crash leaves the old contents or the new ones,
+// never a torn file; on an error the temporary file is removed and name
+// is as it was.
+func WriteFileAtomic(fs FS, name string, data []byte) error {
+	tmp := name + ".tmp"
+	f, err := fs.Create(tmp)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = fs.Rename(tmp, name)
+	}
+	if err == nil {
+		err = fs.SyncDir(filepath.Dir(name))
+	}
+	if err != nil {
+		_ = fs.Remove(tmp)
+	}
+	return err
+}
