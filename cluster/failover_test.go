@@ -597,7 +597,9 @@ func TestGracefulHandover(t *testing.T) {
 // A node whose data directory holds ops the shard's log does not (here, a
 // single node's, on a new shard) refuses to join: it exits saying what to
 // do, instead of retrying for ever or following the log on top of a
-// history the log never had.
+// history the log never had. A single node's directory names no log; one
+// that names this log and runs past it (a log that lost messages) is
+// refused by the LSN check.
 func TestJournalPastTheLogIsRefused(t *testing.T) {
 	c := newShardCluster(t)
 	dir := filepath.Join(c.dir, "single")
@@ -611,20 +613,37 @@ func TestJournalPastTheLogIsRefused(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, c.bin, "serve", "--cluster", c.urls, "--shard", c.shard, "--node-id", "single",
-		"--data", dir, "--resp", freePort(t), "--http", freePort(t))
-	out, err := cmd.CombinedOutput()
-	switch {
-	case ctx.Err() != nil:
-		t.Fatalf("the node did not exit within a minute:\n%s", out)
-	case err == nil:
-		t.Fatalf("the node exited 0:\n%s", out)
-	}
-	for _, want := range []string{"past the shard's log", "empty data directory"} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("the node's output does not say %q:\n%s", want, out)
+	refused := func(wants ...string) {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, c.bin, "serve", "--cluster", c.urls, "--shard", c.shard, "--node-id", "single",
+			"--data", dir, "--resp", freePort(t), "--http", freePort(t))
+		out, err := cmd.CombinedOutput()
+		switch {
+		case ctx.Err() != nil:
+			t.Fatalf("the node did not exit within a minute:\n%s", out)
+		case err == nil:
+			t.Fatalf("the node exited 0:\n%s", out)
+		}
+		for _, want := range wants {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("the node's output does not say %q:\n%s", want, out)
+			}
 		}
 	}
+	refused("names no shard log", "empty data directory")
+
+	stream, err := c.js.Stream(ctx, c.names.stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := stream.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeIdentity(dir, logIdentity{Stream: info.Config.Name, Created: info.Created}); err != nil {
+		t.Fatal(err)
+	}
+	refused("past the shard's log", "empty data directory")
 }

@@ -145,8 +145,16 @@ func (n *node) term(ctx context.Context) error {
 // stored snapshot when the log no longer holds what follows the journal.
 // It returns the engine and the log's sequence to follow from.
 func (n *node) openEngine(ctx context.Context) (*engine.Engine, uint64, error) {
+	id, err := n.log.identity(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
 	e, err := engine.Open(n.cfg.Engine)
 	if err != nil {
+		return nil, 0, &fatalError{err}
+	}
+	if err := checkIdentity(n.cfg.Engine.Dir, id, e.DurableLSN()); err != nil {
+		e.Close()
 		return nil, 0, &fatalError{err}
 	}
 	from, err := n.log.seqAfter(ctx, e.DurableLSN())
