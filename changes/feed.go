@@ -17,8 +17,6 @@ type Source interface {
 	// Dir and FS locate the journal.
 	Dir() string
 	FS() vfs.FS
-	// Retention is the state machine's retention window.
-	Retention() time.Duration
 	// DurableLSN is the last seq a follower may read.
 	DurableLSN() uint64
 	// WaitDurable returns once DurableLSN is past after, ctx is done or
@@ -119,7 +117,7 @@ func (f *Feed) Take(after, durable uint64) (*Follower, error) {
 		}
 	}
 	f.mu.Unlock()
-	return NewFollower(f.src.FS(), f.src.Dir(), after, durable, f.src.Retention())
+	return NewFollower(f.src.FS(), f.src.Dir(), after, durable)
 }
 
 // Put keeps fol for a later read at its cursor, dropping the least

@@ -3,7 +3,6 @@ package changes
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"allot/inventory"
 	"allot/journal"
@@ -45,9 +44,11 @@ type rowBefore struct {
 var ErrNotReplayed = errors.New("changes: a journaled op does not replay")
 
 // NewFollower returns a follower of the journal in dir whose next event is
-// seq after+1. retention must be the engine's (Engine.Retention), since
-// keyed repeats replay by it. The journal must be durable up to after (the
-// follower replays up to it before it returns). A cursor whose state can no
+// seq after+1. It replays under the shortest retention window
+// (inventory.ReplayRetentionMS), whatever the engine's: every journaled op
+// was new when it was applied, and is new again under it. The journal must
+// be durable up to after (the follower replays up to it before it
+// returns). A cursor whose state can no
 // longer be rebuilt fails with a *journal.TrimmedError.
 //
 // The engine may write a snapshot and trim the journal behind it while the
@@ -55,12 +56,12 @@ var ErrNotReplayed = errors.New("changes: a journaled op does not replay")
 // or a segment after it, is gone before it is read. The cursor is then
 // still readable from the new snapshot, so the follower starts again, up
 // to followerAttemptsMax times, rather than refuse it.
-func NewFollower(fs vfs.FS, dir string, after, durable uint64, retention time.Duration) (*Follower, error) {
+func NewFollower(fs vfs.FS, dir string, after, durable uint64) (*Follower, error) {
 	if fs == nil {
 		fs = vfs.OS{}
 	}
 	for attempt := 1; ; attempt++ {
-		f, err := newFollower(fs, dir, after, durable, retention)
+		f, err := newFollower(fs, dir, after, durable)
 		if err == nil || attempt == followerAttemptsMax || !trimmedUnder(err) {
 			return f, err
 		}
@@ -85,7 +86,7 @@ func trimmedUnder(err error) bool {
 	return errors.Is(err, journal.ErrTrimmed) || errors.Is(err, vfs.ErrNotExist)
 }
 
-func newFollower(fs vfs.FS, dir string, after, durable uint64, retention time.Duration) (*Follower, error) {
+func newFollower(fs vfs.FS, dir string, after, durable uint64) (*Follower, error) {
 	oldest, err := journal.Oldest(fs, dir)
 	if err != nil {
 		return nil, err
@@ -97,9 +98,7 @@ func newFollower(fs vfs.FS, dir string, after, durable uint64, retention time.Du
 	if err != nil {
 		return nil, err
 	}
-	if retention > 0 {
-		state.SetRetention(retention.Milliseconds())
-	}
+	state.SetRetention(inventory.ReplayRetentionMS)
 	r, err := journal.NewReader(fs, dir, snapLSN+1)
 	if err != nil {
 		return nil, err

@@ -46,7 +46,7 @@ func BenchmarkFollowerRead(b *testing.B) {
 	b.ResetTimer()
 	n := 0
 	for n < b.N {
-		f, err := changes.NewFollower(nil, dir, 0, last, 0)
+		f, err := changes.NewFollower(nil, dir, 0, last)
 		if err != nil {
 			b.Fatal(err)
 		}

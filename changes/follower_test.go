@@ -536,7 +536,7 @@ func TestFollowerKeepsNoCatalog(t *testing.T) {
 		t.Fatalf("the snapshot at %d holds no catalog record (%v): the test proves nothing", oldest-1, err)
 	}
 	for _, after := range []uint64{oldest - 1, uint64(len(all))} {
-		fol, err := changes.NewFollower(nil, e.Dir(), after, e.DurableLSN(), e.Retention())
+		fol, err := changes.NewFollower(nil, e.Dir(), after, e.DurableLSN())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -553,5 +553,64 @@ func TestFollowerKeepsNoCatalog(t *testing.T) {
 			t.Errorf("a follower from %d holds %d catalog records", after, n)
 		}
 		fol.Close()
+	}
+}
+
+// TestStreamAfterARetentionRaise: the stream reads the whole journal after
+// the engine was reopened with a longer retention window. A hold id and a
+// key reused past the old window were new requests and are journaled; a
+// follower that replayed them under the new window took them for repeats
+// and refused the journal at them (ErrNotReplayed).
+func TestStreamAfterARetentionRaise(t *testing.T) {
+	dir := t.TempDir()
+	cfg := engine.Config{Dir: dir, Retention: 50 * time.Millisecond}
+	e, err := engine.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := inventory.RowKey{SKU: "s0", Warehouse: "w1", Condition: "new", Source: "a"}
+	lines := []inventory.Demand{{Group: row.Group(), N: 2}}
+	capture := inventory.Capture(row.Group(), 1)
+	capture.IdempotencyKey = "k"
+	use := func() {
+		t.Helper()
+		if res, err := e.Hold("h", time.Minute, lines); err != nil || res.Code != inventory.CodeOK || res.Repeat {
+			t.Fatalf("hold: %+v %v", res, err)
+		}
+		if res, err := e.Cancel("h"); err != nil || res.Code != inventory.CodeOK {
+			t.Fatalf("cancel: %+v %v", res, err)
+		}
+		if res, err := e.Do(capture, nil); err != nil || res.Code != inventory.CodeOK || res.Repeat {
+			t.Fatalf("capture: %+v %v", res, err)
+		}
+	}
+	if _, err := e.Stock(row, 10, 1); err != nil {
+		t.Fatal(err)
+	}
+	use()
+	time.Sleep(200 * time.Millisecond) // past the window: both are new again
+	use()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Retention = 24 * time.Hour
+	if e, err = engine.Open(cfg); err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	all := readAll(t, changes.NewFeed(e), 0, 100)
+	var ops []string
+	for _, ev := range all {
+		ops = append(ops, ev.Op)
+	}
+	if got, want := strings.Join(ops, " "), "stock hold cancel capture hold cancel capture"; got != want {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+	rows := map[inventory.RowKey]int64{}
+	if err := rebuild(1, all, rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows[row] != 8 {
+		t.Fatalf("rebuilt count %d, want 8", rows[row])
 	}
 }

@@ -286,7 +286,9 @@ func Open(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine: data directory %s is in use: %w", cfg.Dir, err)
 	}
 	start := time.Now()
-	j, state, rec, err := journal.Open(journal.Options{FS: cfg.FS, Dir: cfg.Dir, SegmentBytes: cfg.SegmentBytes, Logger: cfg.Logger, RetentionMS: cfg.Retention.Milliseconds(),
+	// Replay runs with the shortest window (inventory.ReplayRetentionMS),
+	// and cfg.Retention rules once it is done (SetRetention below).
+	j, state, rec, err := journal.Open(journal.Options{FS: cfg.FS, Dir: cfg.Dir, SegmentBytes: cfg.SegmentBytes, Logger: cfg.Logger, RetentionMS: inventory.ReplayRetentionMS,
 		// write and none promise survival of a process crash at most: a
 		// frame copied into a shared mapping is enough, with no system call.
 		Mmap: cfg.Durability != DurabilityFsync,

@@ -217,6 +217,11 @@ func (e *Engine) ApplyFrame(frame []byte) error {
 	}
 	e.state.SetTime(stamp)
 	e.journal.SetStamp(stamp)
+	// The primary's window is not in the frame, and its ops were new
+	// under it: they replay under the shortest window, as in recovery
+	// (inventory.ReplayRetentionMS); the standby's own rules its reads.
+	e.state.SetRetention(inventory.ReplayRetentionMS)
+	defer e.state.SetRetention(e.cfg.Retention.Milliseconds())
 	var lines []inventory.Line
 	for i := range ops {
 		res := e.state.Apply(&ops[i], lines)

@@ -15,6 +15,17 @@ const (
 	// RetentionDefault is how long a finished hold and an idempotency key
 	// are remembered, in milliseconds of the engine's clock (24 h).
 	RetentionDefault = 24 * 3600 * 1000
+	// ReplayRetentionMS is the retention window to replay journaled ops
+	// with (recovery, a standby applying its primary's frames, a change
+	// stream follower): the shortest there is. A journaled op was new
+	// when it was applied (a repeat changes nothing and is not
+	// journaled), so its hold id or key was unknown or past the window
+	// then, and past any shorter one too. The window the ops were applied
+	// with is not journaled: replaying under a longer one (an operator
+	// raised --retention and restarted, a standby configured apart from
+	// its primary) took an id or key reused past the old window for a
+	// repeat and refused the journal.
+	ReplayRetentionMS = 1
 )
 
 // hold is one hold, live or finished.

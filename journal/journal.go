@@ -61,10 +61,10 @@ type Options struct {
 	// in every real use.
 	Broken Broken
 	// RetentionMS is the state machine's retention window for finished
-	// holds and idempotency keys (0: inventory.RetentionDefault). Replay
-	// must run with the window the ops were applied with, or a repeat
-	// that was answered as new (its key past the window) would replay as
-	// a repeat.
+	// holds and idempotency keys while the journal replays (0:
+	// inventory.RetentionDefault). The engine replays with
+	// inventory.ReplayRetentionMS, under which every journaled op is new
+	// again whatever window it was applied with, and sets its own after.
 	RetentionMS int64
 }
 
