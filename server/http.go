@@ -180,11 +180,7 @@ func (s *Server) doOp(w http.ResponseWriter, start time.Time, op inventory.Op, o
 	res, err := s.engine.Do(op, nil)
 	if err != nil {
 		t.add(op.Kind, resultError)
-		if errors.Is(err, engine.ErrOutcomeUnknown) {
-			writeJSON(w, http.StatusServiceUnavailable, outcomeBody{Error: "unknown_outcome", Applied: "unknown", Detail: err.Error()})
-			return
-		}
-		writeJSON(w, http.StatusServiceUnavailable, outcomeBody{Error: "unavailable", Applied: false, Detail: unavailableDetail(err)})
+		writeEngineError(w, err)
 		return
 	}
 	t.add(op.Kind, resultOf(res.Code))
@@ -208,6 +204,16 @@ func (s *Server) doOp(w http.ResponseWriter, start time.Time, op inventory.Op, o
 		s.metrics.httpBadRequests.Add(1)
 		writeJSON(w, http.StatusBadRequest, errorBody{Error: "invalid", Detail: res.Detail})
 	}
+}
+
+// writeEngineError answers an engine error with its outcome class
+// (DESIGN.md "Outcome classes"): 503 with whether the request was applied.
+func writeEngineError(w http.ResponseWriter, err error) {
+	if errors.Is(err, engine.ErrOutcomeUnknown) {
+		writeJSON(w, http.StatusServiceUnavailable, outcomeBody{Error: "unknown_outcome", Applied: "unknown", Detail: err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusServiceUnavailable, outcomeBody{Error: "unavailable", Applied: false, Detail: unavailableDetail(err)})
 }
 
 // bodyOp reads and decodes the body of an op request; it answers 400 itself
@@ -336,7 +342,7 @@ func (s *Server) httpRowsOfSKU(w http.ResponseWriter, sku string) {
 	}
 	rows, err := s.engine.RowsOfSKU(sku)
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "unavailable", Detail: err.Error()})
+		writeEngineError(w, err)
 		return
 	}
 	out := rowsBody{Rows: make([]rowBody, len(rows))}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"allot/inventory"
 	"allot/server/resp"
@@ -90,7 +91,42 @@ func stringField(m map[string]json.RawMessage, name string) (string, string) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", name + " must be a string"
 	}
+	if replaced(raw, s) {
+		return "", name + " is not valid UTF-8"
+	}
 	return s, ""
+}
+
+// replaced reports whether decoding the raw JSON string raw gave s with a
+// replacement in it. encoding/json turns bytes that are not UTF-8, and a
+// lone surrogate escape, into U+FFFD without an error: an identifier
+// would then name another row, group or hold than the one sent, a title
+// would be stored other than sent, where RESP refuses the same bytes. A
+// U+FFFD the client did not send is such a replacement.
+func replaced(raw []byte, s string) bool {
+	n := strings.Count(s, "\uFFFD")
+	return n > 0 && n > replacementsSent(raw)
+}
+
+// replacementsSent counts the U+FFFD a raw JSON string holds as sent: the
+// character itself, or its escape.
+func replacementsSent(raw []byte) int {
+	n := 0
+	for i := 0; i < len(raw); i++ {
+		switch {
+		case raw[i] == '\\':
+			if i+5 < len(raw) && raw[i+1] == 'u' && resp.EqualFold(raw[i+2:i+6], "FFFD") {
+				n++
+				i += 5
+			} else {
+				i++ // the escaped character
+			}
+		case bytes.HasPrefix(raw[i:], []byte("\uFFFD")):
+			n++
+			i += len("\uFFFD") - 1
+		}
+	}
+	return n
 }
 
 // intField parses a JSON integer. A field that is not a plain integer gets

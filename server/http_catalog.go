@@ -1,15 +1,17 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
+	"math"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"allot/catalog"
 	"allot/inventory"
+	"allot/server/resp"
 )
 
 // The catalog over HTTP (DESIGN.md, "Catalog and search"):
@@ -44,6 +46,14 @@ type searchResultBody struct {
 }
 
 // decodeCatalogBody decodes a PUT body into a record of sku.
+//
+// encoding/json turns bytes that are not UTF-8 into U+FFFD and keeps the
+// last of two members with one name, without a word: decoded that way,
+// the record stored would not be the one sent, where CATALOG.SET refuses
+// the same bytes. So every string is checked for replacements (replaced),
+// with the detail the record check gives over RESP, and the attributes are
+// read member by member, a repeated name kept for the record check to
+// refuse ("attribute x is given twice").
 func decodeCatalogBody(sku string, body []byte) (catalog.Record, string) {
 	m, d := decodeBody(body, catalogFields)
 	if d != "" {
@@ -56,15 +66,56 @@ func decodeCatalogBody(sku string, body []byte) (catalog.Record, string) {
 	if r.Brand, d = stringField(m, "brand"); d != "" {
 		return r, d
 	}
-	var attrs map[string]string
-	if raw := m["attributes"]; len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &attrs) != nil {
-		return r, "attributes must be an object of strings"
+	if r.Attributes, d = decodeAttributes(m["attributes"]); d != "" {
+		return r, d
 	}
-	for name, v := range attrs {
-		r.Attributes = append(r.Attributes, catalog.Attribute{Name: name, Value: v})
-	}
-	slices.SortFunc(r.Attributes, func(a, b catalog.Attribute) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(r.Attributes, func(a, b catalog.Attribute) int { return strings.Compare(a.Name, b.Name) })
 	return r, ""
+}
+
+// decodeAttributes decodes a JSON object of strings into attributes in
+// the body's order, repeated names included; it returns what was wrong
+// instead.
+func decodeAttributes(raw json.RawMessage) ([]catalog.Attribute, string) {
+	const notObject = "attributes must be an object of strings"
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, notObject
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil {
+		return nil, notObject
+	}
+	var attrs []catalog.Attribute
+	for dec.More() {
+		// The name's raw bytes lie between the offsets around its token
+		// (with a comma and spaces before it, which are ASCII).
+		from := dec.InputOffset()
+		tok, err := dec.Token()
+		name, ok := tok.(string)
+		if err != nil || !ok {
+			return nil, notObject
+		}
+		if replaced(raw[from:dec.InputOffset()], name) {
+			return nil, "attribute name is not valid UTF-8"
+		}
+		var v json.RawMessage
+		var value string
+		if dec.Decode(&v) != nil || len(v) == 0 || v[0] != '"' || json.Unmarshal(v, &value) != nil {
+			return nil, notObject
+		}
+		if replaced(v, value) {
+			return nil, "attribute " + name + " value is not valid UTF-8"
+		}
+		if len(attrs) == catalog.AttributesMax {
+			// Bounded before the record check counts them.
+			return nil, "has more than 32 attributes"
+		}
+		attrs = append(attrs, catalog.Attribute{Name: name, Value: value})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, notObject
+	}
+	return attrs, ""
 }
 
 func (s *Server) httpCatalogItem(w http.ResponseWriter, r *http.Request) {
@@ -110,21 +161,27 @@ func (s *Server) httpCatalogItem(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) httpSearch(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	qs := r.URL.Query()
-	q := catalog.Query{Prefix: qs.Get("q"), Brand: qs.Get("brand")}
-	detail := ""
+	// Read strictly, as every GET endpoint reads its query string: a
+	// misspelt parameter must not pass for a search with defaults.
+	qs, detail := s.query(r, "q", "brand", "offset", "limit")
+	if detail != "" {
+		s.refuseInvalid(w, inventory.KindSearch, detail)
+		return
+	}
+	q := catalog.Query{Prefix: qs["q"], Brand: qs["brand"]}
 	for _, p := range []struct {
 		name string
 		dst  *int
 		msg  string
 	}{{"offset", &q.Offset, "offset must be from 0 to 100000"}, {"limit", &q.Limit, "limit must be from 1 to 1000"}} {
-		if v := qs.Get(p.name); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
+		if v := qs[p.name]; v != "" {
+			// Digits as RESP's OFFSET and LIMIT take them (no sign).
+			n, ok := resp.ParseInt([]byte(v))
+			if !ok || n < 0 || n > math.MaxInt32 {
 				detail = p.msg
 				break
 			}
-			*p.dst = n
+			*p.dst = int(n)
 			if p.name == "limit" && n == 0 {
 				detail = p.msg
 			}
