@@ -204,6 +204,17 @@ func (rd *batchReader) run(b *Batcher) {
 				} else {
 					rerr = rd.cn.readResult(&c.op, &res)
 				}
+				var se *ServerError
+				if errors.As(rerr, &se) {
+					// A whole error reply (-UNAVAILABLE, -UNKNOWN): the
+					// stream is in step, and it is this call's outcome
+					// alone. The calls after it were answered on their
+					// own, and may have been applied: giving them this
+					// refusal would tell their callers "not applied".
+					c.res, c.err = res, fmt.Errorf("client: %s: %w", b.client.cfg.Addr, rerr)
+					c.done <- struct{}{}
+					continue
+				}
 				if rerr != nil {
 					err = fmt.Errorf("client: %s: %w", b.client.cfg.Addr, rerr)
 					rd.dead.Store(true)

@@ -247,7 +247,9 @@ func (cn *Conn) simple(ctx context.Context, cmd string, args []string, read func
 		return cn.fail(ctx, err)
 	}
 	if len(line) > 0 && line[0] == '-' {
-		return &ServerError{Msg: string(line[1:])}
+		// A catalog write is journaled as any mutation: its -UNKNOWN and
+		// -UNAVAILABLE keep their outcome class.
+		return replyError(string(line[1:]))
 	}
 	if err := read(line); err != nil {
 		return cn.fail(ctx, err)

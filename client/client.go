@@ -254,9 +254,13 @@ func (c *Client) Do(ctx context.Context, op inventory.Op, lines []inventory.Line
 		}
 		target = c
 		if addr != c.cfg.Addr {
-			if target, err = c.primaryClient(addr); err != nil {
-				return res, err
+			pc, perr := c.primaryClient(addr)
+			if perr != nil {
+				// The refusal stands (nothing was applied); the address
+				// it named could not be followed.
+				return res, fmt.Errorf("%w (cannot follow it: %v)", err, perr)
 			}
+			target = pc
 		}
 		res, err = target.do(ctx, op, lines)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -274,6 +275,14 @@ func (cn *Conn) Pipeline(ctx context.Context, ops []inventory.Op, results []inve
 		r := &results[i]
 		*r = inventory.Result{Lines: r.Lines[:0]}
 		if err := cn.readResult(&ops[i], r); err != nil {
+			var se *ServerError
+			if errors.As(err, &se) && len(ops) > 1 {
+				// One op's refusal is not the pipeline's: the ops before it
+				// were applied, those after it may be. Its class (and a
+				// "primary at" to follow) would have a caller send them
+				// all again.
+				err = fmt.Errorf("client: op %d of a pipeline of %d: %v: %w", i+1, len(ops), se, ErrOutcomeUnknown)
+			}
 			return cn.fail(ctx, err)
 		}
 	}
@@ -663,14 +672,22 @@ func errorResult(op *inventory.Op, msg []byte, r *inventory.Result) error {
 		r.Code, r.Detail = inventory.CodeMismatch, string(msg[len("MISMATCH "):])
 	case hasPrefix(msg, "ERR "):
 		r.Code, r.Detail = inventory.CodeInvalid, string(msg[len("ERR "):])
-	case hasPrefix(msg, "UNAVAILABLE"):
-		return &ServerError{Msg: string(msg), class: ErrUnavailable}
-	case hasPrefix(msg, "UNKNOWN"):
-		return &ServerError{Msg: string(msg), class: ErrOutcomeUnknown}
 	default:
-		return &ServerError{Msg: string(msg)}
+		return replyError(string(msg))
 	}
 	return nil
+}
+
+// replyError is the error of an error reply that is no op outcome: of the
+// class its first word names (-UNAVAILABLE, -UNKNOWN), or of none.
+func replyError(msg string) *ServerError {
+	switch {
+	case strings.HasPrefix(msg, "UNAVAILABLE"):
+		return &ServerError{Msg: msg, class: ErrUnavailable}
+	case strings.HasPrefix(msg, "UNKNOWN"):
+		return &ServerError{Msg: msg, class: ErrOutcomeUnknown}
+	}
+	return &ServerError{Msg: msg}
 }
 
 func hasPrefix(b []byte, p string) bool {
