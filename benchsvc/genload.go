@@ -171,7 +171,7 @@ func (s *Service) serveGenLoad(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.GenLoadOps != nil {
 		ops = s.cfg.GenLoadOps(storeName, g)
 	}
-	rec, err := s.Submit(json.RawMessage(bytes.TrimSpace(body)), GenLoadArgs(storeName, g, ops))
+	rec, err := s.submit(json.RawMessage(bytes.TrimSpace(body)), GenLoadArgs(storeName, g, ops), storeName)
 	if err != nil {
 		writeSubmitError(w, err)
 		return

@@ -47,7 +47,16 @@ func (s *Service) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/runs/{id}/report", s.auth(s.serveReport))
 	mux.HandleFunc("GET /v1/report", s.auth(s.serveReport))
 	mux.HandleFunc("POST /test/gen-load/{store}", s.auth(s.serveGenLoad))
-	return mux
+	// Loopback without a token trusts whoever can connect, and a browser
+	// on this machine can: any page it opens may POST a text/plain body
+	// here without a CORS preflight and start a bench. Requests the
+	// browser marks as cross-origin are refused; the page's own and those
+	// of clients that are no browser (curl, scripts) carry no such mark.
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusForbidden, "cross_origin", "a request from another site's page is refused")
+	}))
+	return cop.Handler(mux)
 }
 
 // tokenCookie carries the token for what a browser loads without script.

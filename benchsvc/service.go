@@ -335,11 +335,22 @@ func newID(now time.Time) string {
 }
 
 // Submit parses args into a job and queues it. body is kept as the run's
-// request. Errors wrap ErrBadRequest or ErrUnknownStore.
+// request. Errors wrap ErrBadRequest or ErrUnknownStore, but for a full
+// queue or a service shutting down.
 func (s *Service) Submit(body json.RawMessage, args []string) (Record, error) {
+	return s.submit(body, args, "")
+}
+
+// submit is Submit; a job that must run on one store (a gen-load
+// request's) names it in only, and one that would run on any other or
+// more is an unknown store.
+func (s *Service) submit(body json.RawMessage, args []string, only string) (Record, error) {
 	job, err := s.cfg.Parse(args)
 	if err != nil {
 		return Record{}, err
+	}
+	if only != "" && !slices.Equal(job.Stores(), []string{only}) {
+		return Record{}, fmt.Errorf("%w %q: name one store (it runs on %s)", ErrUnknownStore, only, strings.Join(job.Stores(), ", "))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -347,7 +358,8 @@ func (s *Service) Submit(body json.RawMessage, args []string) (Record, error) {
 		return Record{}, errors.New("benchsvc: the service is shutting down")
 	}
 	if len(s.queue) >= queueMax {
-		return Record{}, badRequest("%d runs are waiting already; try later", len(s.queue))
+		// Not the request's fault: the same request is fine later.
+		return Record{}, fmt.Errorf("benchsvc: %d runs are waiting already; try later", len(s.queue))
 	}
 	now := s.cfg.Now().UTC()
 	r := &run{

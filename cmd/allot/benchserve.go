@@ -104,6 +104,9 @@ func parseServedBench(args []string) (benchsvc.Job, error) {
 	var msgs bytes.Buffer
 	j, err := parseBench(args, io.Discard, &msgs)
 	if err == nil {
+		if n := j.opsMax(); n > servedOpsMax {
+			return nil, fmt.Errorf("%w: ops: a run over HTTP makes at most %d ops per store run, this one %d (a workload is built in memory before it runs); run it with allot bench", benchsvc.ErrBadRequest, servedOpsMax, n)
+		}
 		return &servedJob{j: j}, nil
 	}
 	var ee *exitError
@@ -119,6 +122,33 @@ func parseServedBench(args []string) (benchsvc.Job, error) {
 		return nil, fmt.Errorf("%w: %s", benchsvc.ErrBadRequest, line)
 	}
 	return nil, fmt.Errorf("%w: %v", benchsvc.ErrBadRequest, err)
+}
+
+// servedOpsMax bounds the reservation ops a run over HTTP generates for
+// one store run: 2^25, about 2.7 GB. The command line's bound,
+// workload.OpsMax (2^28, about 21 GB), is for a user who sees the machine
+// it runs on; anyone who can reach the service could otherwise take the
+// machine's memory with one request, and the generation cannot be
+// cancelled midway. The other workload kinds keep their own bounds (rw on
+// records allocates nothing per op, and gen-load sizes its ops by time).
+const servedOpsMax = 1 << 25
+
+// opsMax returns the most reservation ops one store run of the job
+// generates (0 for a workload read from a file or of another kind).
+func (j *benchJob) opsMax() int {
+	if j.f.kind != nil {
+		return 0
+	}
+	saved := j.params
+	defer func() { j.params = saved }()
+	most := 0
+	for _, p := range j.allParams {
+		j.params = p
+		for i := range j.points() {
+			most = max(most, j.pointParams(i).Ops)
+		}
+	}
+	return most
 }
 
 // servedJob is a bench job run by the service.

@@ -84,6 +84,19 @@ func TestBenchServeRunsTheCLIJob(t *testing.T) {
 			t.Errorf("%s: %d %v, want %d", body, code, m, want)
 		}
 	}
+	// A workload the service would generate in memory past servedOpsMax is
+	// refused before it starts: 2^28 ops took the machine's memory (past
+	// 14 GB), and neither DELETE nor SIGTERM stopped the generation. So is
+	// an open loop whose rate x duration comes to as many.
+	for _, body := range []string{
+		`{"stores":["memory"],"preset":"hot","ops":268435456}`,
+		`{"stores":["memory"],"preset":"hot","rate":1000000,"duration":"60s"}`,
+	} {
+		code, m := postJSON(t, srv.URL+"/v1/runs", body)
+		if detail, _ := m["detail"].(string); code != http.StatusBadRequest || !strings.Contains(detail, "at most 33554432 ops") {
+			t.Errorf("%s: %d %v, want 400 naming the limit", body, code, m)
+		}
+	}
 }
 
 // TestGenLoadSeedBody answers the seed bench's exact body on the embedded
