@@ -59,7 +59,11 @@ func (e *Engine) SubmitBatch(rs []*Request) (int, error) {
 		}
 		if !began && e.failure == nil {
 			e.beginLocked() // may write a frame an earlier op left open
+			e.expireBacklogLocked()
 			began = true
+			if e.closed {
+				break
+			}
 		}
 		if e.failure != nil {
 			r.Err = refused(e.failure)

@@ -11,8 +11,8 @@ import (
 // In none mode an op's frame is written later, by another op: the next one
 // at a new millisecond writes it before applying itself. If that write
 // fails, the engine stops; the op that met the failure must not be
-// acknowledged as if nothing had happened (it was applied in memory, and
-// nothing after a journal error is acknowledged).
+// acknowledged as if nothing had happened. It is refused, not applied (as
+// SubmitBatch refuses it): the engine stopped before it was applied.
 func TestNoneModeOpThatMeetsAJournalFailureIsNotAcknowledged(t *testing.T) {
 	fs := vfs.NewFaulty(vfs.NewMem())
 	clock := newFakeClock()
@@ -38,8 +38,8 @@ func TestNoneModeOpThatMeetsAJournalFailureIsNotAcknowledged(t *testing.T) {
 	if !errors.Is(e.Failure(), vfs.ErrInjected) {
 		t.Fatalf("Failure() = %v, want the injected write failure", e.Failure())
 	}
-	if !errors.Is(err, ErrOutcomeUnknown) || !errors.Is(err, vfs.ErrInjected) {
-		t.Fatalf("the capture that met the journal failure was answered %v, want an unknown outcome naming the failure", err)
+	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, vfs.ErrInjected) {
+		t.Fatalf("the capture that met the journal failure was answered %v, want a refusal naming the failure", err)
 	}
 	if _, err := e.Capture(gk("a"), 1, nil); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("a capture after the failure: %v, want unavailable", err)
