@@ -105,3 +105,38 @@ func TestHTTPRefusesIdentifiersNotUTF8(t *testing.T) {
 		t.Fatalf("hold with U+FFFD in its id: %d %v", st, body)
 	}
 }
+
+// TestHTTPRefusesRepeatedFields: a body naming a field twice is bad input.
+// Decoded into a map it kept the last one without a word: a capture of
+// {"sku":"a","sku":"b"} took b's stock, a hold with two "hold" ids was
+// taken under the second.
+func TestHTTPRefusesRepeatedFields(t *testing.T) {
+	s := servertest.Start(t, servertest.Options{})
+	base := "http://" + s.HTTPAddr()
+	for _, sku := range []string{"a", "b"} {
+		if st, _ := httpCall(t, "PUT", base+"/v1/stock", `{"sku":"`+sku+`","warehouse":"w1","condition":"n","source":"o","count":5,"price":1}`); st != 200 {
+			t.Fatalf("stock %s: %d", sku, st)
+		}
+	}
+	for _, c := range []struct{ method, path, body, field string }{
+		{"POST", "/v1/capture", `{"sku":"a","condition":"n","source":"o","quantity":1,"sku":"b"}`, "sku"},
+		{"POST", "/v1/release", `{"sku":"a","warehouse":"w1","condition":"n","source":"o","quantity":1,"quantity":2}`, "quantity"},
+		{"PUT", "/v1/stock", `{"sku":"a","warehouse":"w1","condition":"n","source":"o","count":5,"price":1,"count":0}`, "count"},
+		{"POST", "/v1/holds", `{"hold":"h1","hold":"h2","ttl_ms":1000,"lines":[{"sku":"a","condition":"n","source":"o","quantity":1}]}`, "hold"},
+		{"POST", "/v1/orders", `{"lines":[{"sku":"a","condition":"n","source":"o","quantity":1,"quantity":3}]}`, "quantity"},
+	} {
+		st, body := httpCall(t, c.method, base+c.path, c.body)
+		if want := `field "` + c.field + `" is given twice`; st != 400 || body["error"] != "invalid" || !strings.Contains(body["detail"].(string), want) {
+			t.Errorf("%s %s %s: %d %v, want 400 invalid naming %s", c.method, c.path, c.body, st, body, want)
+		}
+	}
+	for _, sku := range []string{"a", "b"} {
+		st, body := httpCall(t, "GET", base+"/v1/available?sku="+sku+"&condition=n&source=o", "")
+		if st != 200 || body["available"] != float64(5) {
+			t.Errorf("available %s: %d %v, want 5: a refused request changed it", sku, st, body)
+		}
+	}
+	if st, _ := httpCall(t, "GET", base+"/v1/holds/h2", ""); st != 404 {
+		t.Errorf("hold h2: %d, want 404", st)
+	}
+}

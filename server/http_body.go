@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strconv"
 	"strings"
 
@@ -34,10 +35,36 @@ func decodeBody(body []byte, fields []string) (map[string]json.RawMessage, strin
 	if body[0] != '{' {
 		return nil, "body must be a JSON object with " + fieldList(fields)
 	}
+	// Member by member: a map would keep the last of two members with
+	// one name without a word ({"sku":"a","sku":"b"} captured b).
 	dec := json.NewDecoder(bytes.NewReader(body))
-	var m map[string]json.RawMessage
-	if err := dec.Decode(&m); err != nil {
-		return nil, "body is not valid JSON: " + jsonError(err)
+	invalid := func(err error) string {
+		if err == io.EOF { // the body ended inside the object
+			err = io.ErrUnexpectedEOF
+		}
+		return "body is not valid JSON: " + jsonError(err)
+	}
+	m := make(map[string]json.RawMessage, len(fields))
+	if _, err := dec.Token(); err != nil {
+		return nil, invalid(err)
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, invalid(err)
+		}
+		name, _ := tok.(string) // a member's name is a string, or Token failed
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, invalid(err)
+		}
+		if _, dup := m[name]; dup {
+			return nil, "field " + strconv.Quote(name) + " is given twice"
+		}
+		m[name] = v
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, invalid(err)
 	}
 	if dec.More() {
 		return nil, "body has data after the JSON object"
