@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"allot/bench"
+	"allot/vfs"
 )
 
 // Run states.
@@ -297,7 +298,9 @@ func (s *Service) load() error {
 	return nil
 }
 
-// write saves a record atomically (temporary file, then rename).
+// write saves a record durably (vfs.WriteFileAtomic): a crash leaves the
+// old record or the new one, and a run reported done stays done. A state
+// change writes it, not a sample.
 func (s *Service) write(rec *Record) error {
 	if s.cfg.DataDir == "" {
 		return nil
@@ -307,11 +310,7 @@ func (s *Service) write(rec *Record) error {
 		return fmt.Errorf("benchsvc: encoding run %s: %w", rec.ID, err)
 	}
 	path := filepath.Join(s.cfg.DataDir, "run-"+rec.ID+".json")
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("benchsvc: saving run %s: %w", rec.ID, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := vfs.WriteFileAtomic(vfs.OS{}, path, data); err != nil {
 		return fmt.Errorf("benchsvc: saving run %s: %w", rec.ID, err)
 	}
 	return nil
