@@ -174,23 +174,23 @@ func (c *Client) reuse(cn *Conn) *Conn {
 
 // put returns a healthy connection to the pool, or closes a broken one.
 func (c *Client) put(cn *Conn) {
+	// Under mu, as Close sets closed: a connection given back after Close
+	// drained the idle ones was kept open for ever.
 	c.mu.Lock()
-	closed := c.closed
+	if cn.broken == nil && !c.closed {
+		cn.idleAt = time.Now()
+		select {
+		case c.idle <- cn:
+			c.mu.Unlock()
+			return
+		default:
+			// Cannot happen: idle holds at most PoolSize and each has a slot.
+		}
+	}
 	c.mu.Unlock()
-	if cn.broken != nil || closed {
-		cn.unwatch()
-		cn.nc.Close()
-		<-c.slots
-		return
-	}
-	cn.idleAt = time.Now()
-	select {
-	case c.idle <- cn:
-	default:
-		// Cannot happen: idle holds at most PoolSize and each has a slot.
-		cn.nc.Close()
-		<-c.slots
-	}
+	cn.unwatch()
+	cn.nc.Close()
+	<-c.slots
 }
 
 // Close closes the idle connections; connections in use are closed when
