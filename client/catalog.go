@@ -303,7 +303,9 @@ func (c *Client) Search(ctx context.Context, q catalog.Query, out []catalog.Resu
 
 // CatalogSetPipeline sends CATALOG.SET for every record in one write (no
 // keys) and reads the replies; the first error reply is returned as a
-// *ServerError naming the record, after every reply was read.
+// *ServerError naming the record, after every reply was read. Of a
+// pipeline of several, an -UNAVAILABLE or -UNKNOWN reply makes the error
+// ErrOutcomeUnknown: the other records may be applied.
 func (cn *Conn) CatalogSetPipeline(ctx context.Context, recs []catalog.Record) error {
 	if err := cn.begin(ctx); err != nil {
 		return err
@@ -329,8 +331,16 @@ func (cn *Conn) CatalogSetPipeline(ctx context.Context, recs []catalog.Record) e
 		}
 		switch {
 		case len(line) > 0 && line[0] == '-':
-			if first == nil {
-				first = &ServerError{Msg: string(line[1:]) + " (sku " + strconv.Quote(recs[i].SKU) + ")"}
+			if first != nil {
+				break
+			}
+			se := replyError(string(line[1:]) + " (sku " + strconv.Quote(recs[i].SKU) + ")")
+			first = se
+			if se.class != nil && len(recs) > 1 {
+				// One record's refusal is not the pipeline's: the others
+				// were answered on their own and may be applied (as
+				// Conn.Pipeline says).
+				first = fmt.Errorf("client: record %d of a pipeline of %d: %v: %w", i+1, len(recs), se, ErrOutcomeUnknown)
 			}
 		case string(line) != "+OK":
 			return cn.fail(ctx, unexpected("CATALOG.SET", line))

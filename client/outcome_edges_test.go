@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -183,5 +184,37 @@ func TestRedirectToABadAddressStaysRefused(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "no-port-here") {
 		t.Errorf("the error does not name the address it could not follow: %v", err)
+	}
+}
+
+// TestCatalogSetPipelineKeepsItsClass: a pipeline of catalog sets whose
+// second reply is a refusal reports an unknown outcome (the first was
+// applied), and a pipeline of one reports that record's class.
+func TestCatalogSetPipelineKeepsItsClass(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		replies []string
+		want    error
+		not     error
+	}{
+		{[]string{"+OK\r\n", "-UNAVAILABLE replication: no quorum\r\n", "+OK\r\n"}, client.ErrOutcomeUnknown, client.ErrUnavailable},
+		{[]string{"-UNAVAILABLE replication: no quorum\r\n"}, client.ErrUnavailable, client.ErrOutcomeUnknown},
+		{[]string{"+OK\r\n", "-UNKNOWN engine: outcome unknown\r\n"}, client.ErrOutcomeUnknown, client.ErrUnavailable},
+	} {
+		addr := heldReplies(t, tc.replies...)
+		c := newClient(t, addr, client.Config{})
+		cn, err := c.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs := make([]catalog.Record, len(tc.replies))
+		for i := range recs {
+			recs[i] = catalog.Record{SKU: fmt.Sprint("s", i), Title: "t", Brand: "b"}
+		}
+		err = cn.CatalogSetPipeline(ctx, recs)
+		cn.Close()
+		if !errors.Is(err, tc.want) || errors.Is(err, tc.not) {
+			t.Errorf("replies %q: got %v, want %v", tc.replies, err, tc.want)
+		}
 	}
 }
