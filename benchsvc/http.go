@@ -56,8 +56,40 @@ func (s *Service) Handler() http.Handler {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "cross_origin", "a request from another site's page is refused")
 	}))
-	return cop.Handler(mux)
+	return cop.Handler(jsonRouting(mux))
 }
+
+// jsonRouting answers what mux has no handler for (an unknown path, or a
+// method the path does not take) in JSON, as every other error: the mux
+// itself answers in plain text.
+func jsonRouting(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, pattern := mux.Handler(r)
+		if pattern != "" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		// The mux's own answer, its status and Allow header kept.
+		c := &routingAnswer{header: http.Header{}}
+		h.ServeHTTP(c, r)
+		if c.status == http.StatusMethodNotAllowed {
+			w.Header().Set("Allow", c.header.Get("Allow"))
+			writeError(w, c.status, "method_not_allowed", r.Method+" "+r.URL.Path+": allowed: "+c.header.Get("Allow"))
+			return
+		}
+		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.Method+" "+r.URL.Path)
+	})
+}
+
+// routingAnswer keeps the status and header of the mux's own answer.
+type routingAnswer struct {
+	header http.Header
+	status int
+}
+
+func (a *routingAnswer) Header() http.Header         { return a.header }
+func (a *routingAnswer) Write(b []byte) (int, error) { return len(b), nil }
+func (a *routingAnswer) WriteHeader(status int)      { a.status = status }
 
 // tokenCookie carries the token for what a browser loads without script.
 const tokenCookie = "allot_bench_token"

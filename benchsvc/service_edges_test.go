@@ -70,3 +70,32 @@ func TestFullQueueIsNotABadRequest(t *testing.T) {
 		t.Errorf("the error does not say the queue is full: %v", m)
 	}
 }
+
+// TestRoutingErrorsAreJSON: an unknown path and a method the path does
+// not take are answered in JSON, as every other error (the mux answered
+// "404 page not found" and "Method Not Allowed" in plain text), with 405's
+// Allow header.
+func TestRoutingErrorsAreJSON(t *testing.T) {
+	_, srv, _ := newTestService(t, Config{})
+	for _, c := range []struct {
+		method, path string
+		status       int
+		code, allow  string
+	}{
+		{"GET", "/v1/nosuch", http.StatusNotFound, "not_found", ""},
+		{"PUT", "/v1/runs", http.StatusMethodNotAllowed, "method_not_allowed", "GET, HEAD, POST"},
+		{"POST", "/v1/runs/x", http.StatusMethodNotAllowed, "method_not_allowed", "DELETE, GET, HEAD"},
+	} {
+		req, _ := http.NewRequest(c.method, srv.URL+c.path, nil)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		err = json.NewDecoder(res.Body).Decode(&m)
+		res.Body.Close()
+		if err != nil || res.StatusCode != c.status || m["error"] != c.code || res.Header.Get("Allow") != c.allow {
+			t.Errorf("%s %s: %d %v (Allow %q, %v), want %d %s (Allow %q)", c.method, c.path, res.StatusCode, m, res.Header.Get("Allow"), err, c.status, c.code, c.allow)
+		}
+	}
+}
