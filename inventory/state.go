@@ -139,6 +139,9 @@ func (s *State) Now() int64 { return s.now }
 // remembered, in milliseconds (RetentionDefault unless set).
 func (s *State) SetRetention(ms int64) { s.retention = ms }
 
+// Retention returns the retention window, in milliseconds.
+func (s *State) Retention() int64 { return s.retention }
+
 // Stats returns the state machine's counters.
 func (s *State) Stats() Stats {
 	st := s.stats

@@ -105,6 +105,11 @@ const (
 	// section, so the records set before a snapshot are gone once the
 	// segments behind it are.
 	BrokenSnapshotWithoutCatalog
+	// BrokenReplayLongRetention: recovery replays under the default
+	// retention window (24 h) instead of Options.RetentionMS, as the
+	// engine did before it replayed under the shortest: a hold id or key
+	// reused past a shorter window it ran with replays as a repeat.
+	BrokenReplayLongRetention
 )
 
 // Recovery describes what Open found.
@@ -217,8 +222,12 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 
 	d := inventory.NewDecoder()
 	state := inventory.NewState()
-	if opts.RetentionMS > 0 {
-		state.SetRetention(opts.RetentionMS)
+	retention := opts.RetentionMS
+	if opts.Broken == BrokenReplayLongRetention {
+		retention = inventory.RetentionDefault
+	}
+	if retention > 0 {
+		state.SetRetention(retention)
 	}
 	if len(snaps) > 0 {
 		name := path.Join(dir, snapshotName(snaps[len(snaps)-1]))
@@ -233,8 +242,8 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 		if lsn != snaps[len(snaps)-1] {
 			return nil, nil, rec, &CorruptionError{File: name, Offset: 8, Reason: fmt.Sprintf("holds LSN %d, its name says %d", lsn, snaps[len(snaps)-1])}
 		}
-		if opts.RetentionMS > 0 {
-			st.SetRetention(opts.RetentionMS)
+		if retention > 0 {
+			st.SetRetention(retention)
 		}
 		state, rec.SnapshotLSN = st, lsn
 	}

@@ -2,7 +2,11 @@
 // workload, the simulated clock, the order in which each window of
 // concurrent requests is submitted, the storage faults (EIO and ENOSPC on
 // file creates, opens, reads, writes, syncs, directory syncs, renames,
-// removes, truncates, maps and unmaps) and the crash and restart points.
+// removes, truncates, maps and unmaps), the crash and restart points, and
+// the retention window each restart opens the engine with (60 ms to 24 h:
+// an operator may shorten or lengthen it, and recovery must replay ops
+// that ran under another window; the model applies each op under the one
+// it ran with).
 //
 // The workload has every op kind the engine has: stock sets, captures,
 // releases, holds with a time to live, confirms, cancels, orders and hold

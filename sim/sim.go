@@ -76,6 +76,10 @@ const (
 	// BrokenSnapshotWithoutCatalog: snapshots leave out the catalog
 	// (journal.BrokenSnapshotWithoutCatalog).
 	BrokenSnapshotWithoutCatalog
+	// BrokenReplayLongRetention: recovery replays under a 24 h retention
+	// window whatever the engine ran with
+	// (journal.BrokenReplayLongRetention).
+	BrokenReplayLongRetention
 )
 
 func (b Broken) journal() journal.Broken {
@@ -86,6 +90,8 @@ func (b Broken) journal() journal.Broken {
 		return journal.BrokenKeepTornTail
 	case BrokenSnapshotWithoutCatalog:
 		return journal.BrokenSnapshotWithoutCatalog
+	case BrokenReplayLongRetention:
+		return journal.BrokenReplayLongRetention
 	}
 	return journal.BrokenNone
 }
@@ -123,6 +129,9 @@ type entry struct {
 	mark    bool
 	at      int64
 	op      inventory.Op
+	// retention is the engine's retention window when the op came, in
+	// milliseconds: whether its hold id or key is a repeat depends on it.
+	retention int64
 	result  inventory.Result
 	acked   bool // Wait returned nil
 	failed  bool // Submit or Wait returned an error
@@ -151,6 +160,13 @@ type runner struct {
 	// steps since.
 	history []applied
 	epoch   []*entry
+	// retention is the open engine's retention window in milliseconds,
+	// drawn at each open from retentionRNG (a stream of its own, so that
+	// the rest of a seed's run is drawn as before): a restart may shorten
+	// or lengthen it, as an operator may, and recovery must replay the
+	// journal whatever window its ops ran under.
+	retention    int64
+	retentionRNG *rand.Rand
 	// keyed are ops that carried an idempotency key, to repeat.
 	keyed []inventory.Op
 	// powerCut: the last crash was a power cut (else a process crash).
@@ -176,7 +192,8 @@ func Run(cfg Config) *Result {
 	if cfg.Durability == "" {
 		cfg.Durability = []engine.Durability{engine.DurabilityFsync, engine.DurabilityWrite, engine.DurabilityNone}[rng.IntN(3)]
 	}
-	r := &runner{cfg: cfg, rng: rng, res: &Result{Seed: cfg.Seed, Durability: cfg.Durability, Ops: cfg.Ops}, clock: &clock{}}
+	r := &runner{cfg: cfg, rng: rng, res: &Result{Seed: cfg.Seed, Durability: cfg.Durability, Ops: cfg.Ops}, clock: &clock{},
+		retentionRNG: rand.New(rand.NewPCG(cfg.Seed, 0x726574))}
 	r.clock.ms.Store(1_700_000_000_000)
 	r.mem = vfs.NewMem()
 	// Most seeds let write and none modes write their segments through a
@@ -250,8 +267,9 @@ func (r *runner) violation(format string, a ...any) {
 
 // applied is an op that changed state, and the time it was applied at.
 type applied struct {
-	op inventory.Op
-	at int64
+	op        inventory.Op
+	at        int64
+	retention int64 // the window it was applied under (entry.retention)
 }
 
 // nextOp draws one op of every kind the engine has: stock sets, captures,
@@ -326,7 +344,7 @@ func (r *runner) tick() {
 	if r.journalError {
 		return
 	}
-	r.epoch = append(r.epoch, &entry{mark: true, at: r.clock.ms.Load()})
+	r.epoch = append(r.epoch, &entry{mark: true, at: r.clock.ms.Load(), retention: r.retention})
 	if _, err := r.eng.Tick(); err != nil {
 		r.noteError(err)
 	}
@@ -342,12 +360,12 @@ func (r *runner) window(n, waitFor int) {
 	ents := make([]*entry, n)
 	for i := range reqs {
 		op := r.nextOp()
-		reqs[i], ents[i] = engine.NewRequest(), &entry{op: op}
+		reqs[i], ents[i] = engine.NewRequest(), &entry{op: op, retention: r.retention}
 	}
 	r.rng.Shuffle(n, func(i, j int) { reqs[i], reqs[j], ents[i], ents[j] = reqs[j], reqs[i], ents[j], ents[i] })
 	if !r.journalError {
 		// The window's first request begins a batch at the clock's time.
-		r.epoch = append(r.epoch, &entry{mark: true, at: r.clock.ms.Load()})
+		r.epoch = append(r.epoch, &entry{mark: true, at: r.clock.ms.Load(), retention: r.retention})
 	}
 	flushed := 0 // requests submitted before the last flush
 	for i := 0; i < n; {
@@ -489,6 +507,7 @@ func (r *runner) open() bool {
 		r.ffs.reads = false
 		r.ffs.mu.Unlock()
 	}()
+	r.retention = retentionChoices[r.retentionRNG.IntN(len(retentionChoices))]
 	var err error
 	for attempt := 0; attempt < openAttempts; attempt++ {
 		if attempt == openAttempts-1 {
@@ -496,6 +515,7 @@ func (r *runner) open() bool {
 		}
 		r.eng, err = engine.Open(engine.Config{
 			Dir: dir, FS: r.ffs, Durability: r.cfg.Durability, Clock: r.clock, TickInterval: -1,
+			Retention: time.Duration(r.retention) * time.Millisecond,
 			SegmentBytes: 8 << 10, SnapshotEveryOps: 1500, QueueMax: 256, Broken: r.cfg.Broken.journal(),
 			// Frames end where the seed says (window), not where the
 			// flusher goroutine happens to wake.
@@ -522,12 +542,18 @@ func (r *runner) open() bool {
 	return len(r.res.Violations) == 0
 }
 
-// replay returns the model after ops, each applied at its time, as the
-// journal's replay applies each frame at its stamp.
+// retentionChoices are the retention windows an engine opens with, in
+// milliseconds: a few windows of simulated time (the clock moves up to 50
+// ms a window), and the default.
+var retentionChoices = []int64{60, 400, 3000, inventory.RetentionDefault}
+
+// replay returns the model after ops, each applied at its time under the
+// window it was applied with, as they ran live.
 func replay(ops []applied) *inventory.State {
 	m := inventory.NewState()
 	for i := range ops {
 		m.SetTime(ops[i].at)
+		m.SetRetention(ops[i].retention)
 		m.Apply(&ops[i].op, nil)
 	}
 	return m
@@ -549,7 +575,7 @@ func begin(m *inventory.State, at int64, cands []applied) []applied {
 func expire(m *inventory.State, id string, cands []applied) []applied {
 	op := inventory.Expire(id)
 	m.Apply(&op, nil)
-	return append(cands, applied{op: op, at: m.Now()})
+	return append(cands, applied{op: op, at: m.Now(), retention: m.Retention()})
 }
 
 func sameResult(a, b *inventory.Result) bool {
@@ -574,6 +600,7 @@ func (r *runner) check() {
 	cands := slices.Clone(r.history)
 	lastAcked := -1
 	for _, e := range r.epoch {
+		model.SetRetention(e.retention)
 		if e.mark {
 			cands = begin(model, e.at, cands)
 			continue
@@ -589,7 +616,7 @@ func (r *runner) check() {
 			r.violation("op %v: engine replied %+v, the model %+v", e.op, e.result, res)
 		}
 		if res.Changed && e.op.Kind.Mutates() {
-			cands = append(cands, applied{op: e.op, at: model.Now()})
+			cands = append(cands, applied{op: e.op, at: model.Now(), retention: e.retention})
 			if e.acked {
 				lastAcked = len(cands)
 			}
@@ -605,6 +632,7 @@ func (r *runner) check() {
 	// The engine's reads below begin a batch at the clock's time: the
 	// holds due by then expire, journaled, in the engine and the model.
 	want := replay(cands[:lsn])
+	want.SetRetention(r.retention) // the recovered engine's window rules its answers now
 	history := begin(want, r.clock.ms.Load(), slices.Clone(cands[:lsn]))
 	var got []inventory.Row
 	err := r.flushing(func() (err error) { got, err = r.eng.Rows(); return err })

@@ -70,3 +70,11 @@ func TestCatchesASnapshotWithoutTheCatalog(t *testing.T) {
 func TestCatchesRecoveryThatKeepsATornTail(t *testing.T) {
 	caught(t, Config{Ops: 1000, Durability: engine.DurabilityWrite, FaultRate: -1, Broken: BrokenKeepTornTail})
 }
+
+// Recovery that replays under the default window, not the shortest: an
+// engine reopened with a longer window than its ops ran under (the
+// simulator draws one at each open) takes a hold id or key reused past the
+// old window for a repeat, and refuses its own journal.
+func TestCatchesReplayUnderALongerRetention(t *testing.T) {
+	caught(t, Config{Ops: 2000, Durability: engine.DurabilityWrite, FaultRate: -1, Broken: BrokenReplayLongRetention})
+}
