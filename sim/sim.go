@@ -126,16 +126,16 @@ func (c *clock) Now() time.Time { return time.UnixMilli(c.ms.Load()) }
 // learned of it, or (mark) a batch the engine began at time at, which
 // expires the holds due by then.
 type entry struct {
-	mark    bool
-	at      int64
-	op      inventory.Op
+	mark bool
+	at   int64
+	op   inventory.Op
 	// retention is the engine's retention window when the op came, in
 	// milliseconds: whether its hold id or key is a repeat depends on it.
 	retention int64
-	result  inventory.Result
-	acked   bool // Wait returned nil
-	failed  bool // Submit or Wait returned an error
-	refused bool // Submit refused it: never applied
+	result    inventory.Result
+	acked     bool // Wait returned nil
+	failed    bool // Submit or Wait returned an error
+	refused   bool // Submit refused it: never applied
 	// afterError: submitted after the engine had reported a journal error.
 	afterError bool
 	// failedDuring: the engine's journal failed while this op was
@@ -515,7 +515,7 @@ func (r *runner) open() bool {
 		}
 		r.eng, err = engine.Open(engine.Config{
 			Dir: dir, FS: r.ffs, Durability: r.cfg.Durability, Clock: r.clock, TickInterval: -1,
-			Retention: time.Duration(r.retention) * time.Millisecond,
+			Retention:    time.Duration(r.retention) * time.Millisecond,
 			SegmentBytes: 8 << 10, SnapshotEveryOps: 1500, QueueMax: 256, Broken: r.cfg.Broken.journal(),
 			// Frames end where the seed says (window), not where the
 			// flusher goroutine happens to wake.
