@@ -614,3 +614,52 @@ func TestStreamAfterARetentionRaise(t *testing.T) {
 		t.Fatalf("rebuilt count %d, want 8", rows[row])
 	}
 }
+
+// TestFollowerForgetsKeys: a follower replays under the shortest retention
+// window, so it lets go of the idempotency keys it replayed as it goes
+// (it never answers a repeat: only new ops are journaled); it held a copy
+// of every key the engine remembered, per reader.
+func TestFollowerForgetsKeys(t *testing.T) {
+	e, err := engine.Open(engine.Config{Dir: t.TempDir(), Durability: engine.DurabilityWrite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	row := inventory.RowKey{SKU: "s0", Warehouse: "w1", Condition: "new", Source: "a"}
+	if _, err := e.Stock(row, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	const keyed = 100000 // about 4 MiB of keys: the key table frees 1 MiB chunks
+	for i := range keyed {
+		op := inventory.Release(row, 1)
+		op.IdempotencyKey = fmt.Sprint("k", i)
+		if _, err := e.Do(op, nil); err != nil {
+			t.Fatal(err)
+		}
+		if i%5000 == 0 {
+			time.Sleep(2 * time.Millisecond) // frames at later stamps
+		}
+	}
+	fol, err := changes.NewFollower(nil, e.Dir(), 0, e.DurableLSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fol.Close()
+	n := 0
+	for {
+		_, ok, err := fol.Next(e.DurableLSN())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		n++
+	}
+	if n != keyed+1 {
+		t.Fatalf("read %d events, want %d", n, keyed+1)
+	}
+	if got, engineKeys := fol.State().Stats().Keys, e.Stats().State.Keys; engineKeys < keyed || got > engineKeys/2 {
+		t.Fatalf("the follower holds %d keys, the engine %d: it kept what it never uses", got, engineKeys)
+	}
+}
