@@ -18,20 +18,7 @@ func TestReopenWithLongerRetention(t *testing.T) {
 	dir := t.TempDir()
 	short := Config{Dir: dir, Clock: clock, TickInterval: -1, Retention: 100 * time.Millisecond}
 	e := mustOpen(t, short)
-	must(e.Stock(rk("a", "w1"), 10, 1))
-	lines := []inventory.Demand{line("a", 2)}
-	must(e.Hold("h", time.Minute, lines))
-	must(e.Cancel("h"))
-	capture := inventory.Capture(gk("a"), 1)
-	capture.IdempotencyKey = "k"
-	must(e.Do(capture, nil))
-	clock.Advance(time.Second)
-	if res := must(e.Hold("h", time.Minute, lines)); res.Code != inventory.CodeOK || res.Repeat {
-		t.Fatalf("hold id reused past the window: %+v", res)
-	}
-	if res := must(e.Do(capture, nil)); res.Code != inventory.CodeOK || res.Repeat {
-		t.Fatalf("key reused past the window: %+v", res)
-	}
+	capture := reusePastTheWindow(t, e, clock)
 	// 10 stocked, 2 held, 1 + 1 captured.
 	if got := must(e.Available(gk("a"))).Count; got != 6 {
 		t.Fatalf("available %d, want 6", got)
@@ -74,20 +61,7 @@ func TestStandbyWithLongerRetention(t *testing.T) {
 	if err := p.Promote(log); err != nil {
 		t.Fatal(err)
 	}
-	must(p.Stock(rk("a", "w1"), 10, 1))
-	lines := []inventory.Demand{line("a", 2)}
-	must(p.Hold("h", time.Minute, lines))
-	must(p.Cancel("h"))
-	capture := inventory.Capture(gk("a"), 1)
-	capture.IdempotencyKey = "k"
-	must(p.Do(capture, nil))
-	clock.Advance(time.Second)
-	if res := must(p.Hold("h", time.Minute, lines)); res.Code != inventory.CodeOK || res.Repeat {
-		t.Fatalf("hold id reused past the window: %+v", res)
-	}
-	if res := must(p.Do(capture, nil)); res.Code != inventory.CodeOK || res.Repeat {
-		t.Fatalf("key reused past the window: %+v", res)
-	}
+	reusePastTheWindow(t, p, clock)
 	for _, f := range log.take() {
 		if err := s.ApplyFrame(f); err != nil {
 			t.Fatalf("the standby refused the primary's frame: %v", err)
@@ -100,4 +74,27 @@ func TestStandbyWithLongerRetention(t *testing.T) {
 		t.Fatalf("hold on the standby: %+v", res)
 	}
 	p.Close()
+}
+
+// reusePastTheWindow stocks 10 units of group a, holds 2 under id h and
+// cancels them, captures 1 under key k, then (a second later, past a
+// window shorter than that) holds h and captures under k again: both new
+// requests. It returns the keyed capture.
+func reusePastTheWindow(t *testing.T, e *Engine, clock *fakeClock) inventory.Op {
+	t.Helper()
+	must(e.Stock(rk("a", "w1"), 10, 1))
+	lines := []inventory.Demand{line("a", 2)}
+	must(e.Hold("h", time.Minute, lines))
+	must(e.Cancel("h"))
+	capture := inventory.Capture(gk("a"), 1)
+	capture.IdempotencyKey = "k"
+	must(e.Do(capture, nil))
+	clock.Advance(time.Second)
+	if res := must(e.Hold("h", time.Minute, lines)); res.Code != inventory.CodeOK || res.Repeat {
+		t.Fatalf("hold id reused past the window: %+v", res)
+	}
+	if res := must(e.Do(capture, nil)); res.Code != inventory.CodeOK || res.Repeat {
+		t.Fatalf("key reused past the window: %+v", res)
+	}
+	return capture
 }

@@ -363,22 +363,14 @@ func (e *Engine) Submit(r *Request) error {
 	for e.mustWaitLocked() {
 		e.room.Wait()
 	}
-	if e.closed {
-		e.mu.Unlock()
-		return ErrClosed
+	if !e.closed && e.failure == nil {
+		if e.standby != nil {
+			e.submitStandbyLocked(r)
+			return nil
+		}
+		e.beginLocked()
+		e.expireBacklogLocked() // may let the lock go: closed and failure again below
 	}
-	if e.failure != nil {
-		r.Err = refused(e.failure)
-		e.mu.Unlock()
-		r.releaseNow()
-		return nil
-	}
-	if e.standby != nil {
-		e.submitStandbyLocked(r)
-		return nil
-	}
-	e.beginLocked()
-	e.expireBacklogLocked()
 	if e.closed {
 		e.mu.Unlock()
 		return ErrClosed
