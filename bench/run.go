@@ -66,6 +66,9 @@ func (p *Plan) Run(ctx context.Context, cfg RunConfig, st store.Store) (*Result,
 			res.Description = desc
 		}
 	}
+	if o, ok := st.(store.OrdersOnly); ok {
+		return nil, fmt.Errorf("%w: %s", ErrUnsupported, o.OrdersOnly())
+	}
 	if err := st.Load(ctx, w.Initial); err != nil {
 		return nil, fmt.Errorf("bench: loading %d rows: %w", len(w.Initial), err)
 	}

@@ -67,6 +67,14 @@ type Retrier interface {
 	ConflictRetries() int64
 }
 
+// OrdersOnly is an optional Store capability: a store whose sessions run
+// multi-line orders only (a saga manager's: its Capture and Release fail).
+// The reservation workload (captures and releases) is not run on it;
+// OrdersOnly says why.
+type OrdersOnly interface {
+	OrdersOnly() string
+}
+
 // Describer is an optional Store capability: a line saying what server,
 // version and settings the store runs on, for the results.
 type Describer interface {

@@ -30,6 +30,9 @@ func TestPeers(t *testing.T) {
 		{"redis", "redis", "", 8},
 		{"postgres", "postgres", "", 1},
 		{"mysql", "mariadb", "", 1},
+		// MyISAM keys hold at most 1,000 bytes: the catalog's index is a
+		// prefix there (its table could not be created before).
+		{"mysql-myisam", "mariadb", "", 1},
 		// The report names which Tarantool procedure a run measured.
 		{"tarantool", "tarantool", "search: the corrected procedure", 1},
 		{"naive-tarantool-search", "tarantool", "search: the published procedure as written", 1},

@@ -199,6 +199,10 @@ type session struct{ s *Store }
 
 var errOrdersOnly = errors.New("dtm: this store runs the order workload only (capture and release are not sagas here)")
 
+// OrdersOnly keeps the reservation workload off this store (see
+// store.OrdersOnly): each of its ops would fail.
+func (*Store) OrdersOnly() string { return errOrdersOnly.Error() }
+
 func (*session) Capture(context.Context, inventory.GroupKey, int64, []inventory.Line) (inventory.Result, error) {
 	return inventory.Result{}, errOrdersOnly
 }

@@ -2,17 +2,21 @@ package dtm_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"allot/bench"
 	"allot/bench/cart"
 	"allot/bench/cart/carttest"
 	"allot/inventory"
 	"allot/services/servicestest"
 	"allot/store"
 	"allot/store/dtm"
+	"allot/workload"
 )
 
 func open(t *testing.T) store.Store {
@@ -111,4 +115,25 @@ func TestSagaAllOrNothing(t *testing.T) {
 
 func TestOrderBench(t *testing.T) {
 	carttest.RunModesOnStore(t, open, cart.ModeOrder)
+}
+
+// TestReservationWorkloadIsNotRun: the reservation workload (captures and
+// releases) is refused on dtm as one it cannot run: every op of it failed,
+// and the run was reported with a check of OK.
+func TestReservationWorkloadIsNotRun(t *testing.T) {
+	st := open(t)
+	defer st.Close()
+	p, err := workload.Preset("hot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Ops = 100
+	w, err := workload.Generate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := bench.Run(context.Background(), bench.RunConfig{Workers: 2, Store: "dtm"}, st, w)
+	if !errors.Is(err, bench.ErrUnsupported) || !strings.Contains(err.Error(), "order workload only") {
+		t.Fatalf("the reservation workload on dtm: %+v, %v; want it refused as unsupported", res, err)
+	}
 }

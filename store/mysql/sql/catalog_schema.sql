@@ -6,7 +6,10 @@
 -- folding) into VARBINARY columns: comparison and LIKE are then byte-wise,
 -- and ORDER BY is the contract's byte order. The index (title_folded, sku,
 -- brand_folded) serves LIKE 'prefix%' as a range in result order, and the
--- brand filter from the index alone.
+-- brand filter from the index alone. MyISAM keys hold at most 1,000 bytes:
+-- there the index is the folded title's first 900 bytes and the SKU, which
+-- still serves LIKE 'prefix%' as a range (the rows check the rest, and
+-- sort what the index cannot order: titles that share 900 bytes).
 CREATE TABLE IF NOT EXISTS `{{.Table}}_catalog` (
     sku          VARBINARY(64) NOT NULL PRIMARY KEY,
     title        VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
@@ -14,5 +17,9 @@ CREATE TABLE IF NOT EXISTS `{{.Table}}_catalog` (
     title_folded VARBINARY(1024) NOT NULL,
     brand_folded VARBINARY(1024) NOT NULL,
     available    BIGINT NOT NULL,
+{{- if .RowLocks}}
     KEY catalog_title (title_folded, sku, brand_folded)
+{{- else}}
+    KEY catalog_title (title_folded(900), sku)
+{{- end}}
 ) ENGINE = {{.Engine}}
