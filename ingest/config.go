@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"allot/catalog"
 )
 
 // Config says what to follow and where to send it.
@@ -58,6 +60,18 @@ func (c *Config) Validate() error {
 	}
 	if c.SKUColumn == "" || c.TitleColumn == "" || c.BrandColumn == "" {
 		return errors.New("ingest: --sku, --title and --brand name the source columns; all are required")
+	}
+	// An attribute name outside the catalog's rule would make every row
+	// one allot cannot hold, and each row's record would be deleted.
+	seen := map[string]bool{}
+	for _, a := range c.Attributes {
+		if d := catalog.CheckText(a, catalog.AttributeNameBytesMax); d != "" {
+			return fmt.Errorf("ingest: attribute %q: the name %s", a, d)
+		}
+		if seen[a] {
+			return fmt.Errorf("ingest: attribute %q is given twice", a)
+		}
+		seen[a] = true
 	}
 	if c.Addr == "" {
 		return errors.New("ingest: --addr (allot's RESP address) is required")

@@ -9,9 +9,18 @@
 //  1. With no checkpoint (Config.StateFile absent), Run takes a snapshot:
 //     in one consistent-snapshot transaction it reads the binlog position
 //     the snapshot stands at (binlog_snapshot_file/position) and every row
-//     of the table, and sets each row's record in allot. Then it writes the
-//     checkpoint. A crash before that repeats the snapshot: CATALOG.SET of
-//     the same record is the same state.
+//     of the table, and sets each row's record in allot. Before the first
+//     record it writes that position as an unfinished snapshot, after the
+//     last the checkpoint. A crash in between repeats the snapshot and then
+//     follows the binlog from the first attempt's position, so that the
+//     records it set of rows deleted (or moved to another SKU) since are
+//     deleted too; CATALOG.SET of the same record is the same state.
+//     A row allot's catalog cannot hold (catalog.Record.Check: an empty,
+//     NULL or overlong title or brand, a control character) is skipped and
+//     counted, and its SKU's record deleted. Values read from the binlog
+//     are rendered as the snapshot's SELECT reads them: ENUM and SET by
+//     their members, strings converted from their column's character set.
+//     A partial row image (binlog_row_image not FULL) stops the ingester.
 //  2. It follows the binlog from the checkpoint. Every row of a rows event
 //     becomes one CATALOG.SET (insert, update) or CATALOG.DEL (delete; an
 //     update that changes the SKU is a DEL of the old one and a SET of the

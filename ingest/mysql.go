@@ -43,14 +43,17 @@ type Ingester struct {
 	Metrics *Metrics
 	logf    func(format string, args ...any)
 
-	db      *sql.DB
-	columns map[string]int // source column name -> ordinal (0-based), read at start
+	db         *sql.DB
+	columns    map[string]int    // source column name -> ordinal (0-based), read at start
+	startTypes columnTypes       // the columns' ENUM members and character sets, read at start
+	collations map[uint64]string // the source's collation id -> character set
 
 	// The layout of the last table map of the source table: column name ->
 	// ordinal from the names the binlog carries (binlog_row_metadata=FULL),
 	// else columns, checked against the map's column count.
 	lastMap   *replication.TableMapEvent
 	lastCols  map[string]int
+	lastTypes columnTypes
 	withNames bool // the source's table maps carry column names
 }
 
@@ -83,6 +86,9 @@ func (in *Ingester) Run(ctx context.Context) error {
 	if err := in.readColumns(ctx); err != nil {
 		return err
 	}
+	if err := in.readCollations(ctx); err != nil {
+		return err
+	}
 	var metadata string
 	if err := db.QueryRowContext(ctx, "SELECT @@binlog_row_metadata").Scan(&metadata); err == nil && strings.EqualFold(metadata, "FULL") {
 		in.withNames = true
@@ -93,9 +99,31 @@ func (in *Ingester) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if !ok {
-		if cp, err = in.snapshot(ctx); err != nil {
+	if !ok || cp.SnapshotIncomplete {
+		interrupted := cp
+		// Before the first record is set, the position the snapshot
+		// stands at is written as an unfinished snapshot: a crash from
+		// then on leaves records of rows that may be deleted, or whose SKU
+		// may change, before the snapshot is taken again, and the new one
+		// neither has those rows nor follows the binary log from before
+		// their change. Following it from the interrupted snapshot's
+		// position instead replays every change since: each event carries
+		// whole rows, so the catalog converges to the table.
+		started := func(at Checkpoint) error {
+			if interrupted.SnapshotIncomplete {
+				return nil
+			}
+			at.SnapshotIncomplete = true
+			return writeCheckpoint(in.cfg.StateFile, at)
+		}
+		if interrupted.SnapshotIncomplete {
+			in.logf("the snapshot started at %s:%d was interrupted: taking it again, then following the binary log from %s:%d", interrupted.File, interrupted.Pos, interrupted.File, interrupted.Pos)
+		}
+		if cp, err = in.snapshot(ctx, started); err != nil {
 			return err
+		}
+		if interrupted.SnapshotIncomplete {
+			cp = Checkpoint{File: interrupted.File, Pos: interrupted.Pos}
 		}
 		if err := writeCheckpoint(in.cfg.StateFile, cp); err != nil {
 			return err
@@ -110,20 +138,31 @@ func (in *Ingester) Run(ctx context.Context) error {
 // readColumns maps the source table's column names to their ordinals,
 // which is how row events carry values.
 func (in *Ingester) readColumns(ctx context.Context) error {
-	rows, err := in.db.QueryContext(ctx, `SELECT COLUMN_NAME, ORDINAL_POSITION FROM information_schema.COLUMNS
+	rows, err := in.db.QueryContext(ctx, `SELECT COLUMN_NAME, ORDINAL_POSITION, COLUMN_TYPE, CHARACTER_SET_NAME FROM information_schema.COLUMNS
 		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`, in.src.database, in.cfg.Table)
 	if err != nil {
 		return fmt.Errorf("ingest: reading the columns of %s.%s: %w", in.src.database, in.cfg.Table, err)
 	}
 	defer rows.Close()
 	in.columns = map[string]int{}
+	in.startTypes = columnTypes{enums: map[int][]string{}, sets: map[int][]string{}, charsets: map[int]string{}}
 	for rows.Next() {
-		var name string
+		var name, columnType string
 		var pos int
-		if err := rows.Scan(&name, &pos); err != nil {
+		var charset sql.NullString
+		if err := rows.Scan(&name, &pos, &columnType, &charset); err != nil {
 			return fmt.Errorf("ingest: reading the columns: %w", err)
 		}
 		in.columns[strings.ToLower(name)] = pos - 1
+		switch kind, members := parseMembers(columnType); kind {
+		case "enum":
+			in.startTypes.enums[pos-1] = members
+		case "set":
+			in.startTypes.sets[pos-1] = members
+		}
+		if charset.Valid {
+			in.startTypes.charsets[pos-1] = charset.String
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("ingest: reading the columns: %w", err)
@@ -139,18 +178,43 @@ func (in *Ingester) readColumns(ctx context.Context) error {
 	return nil
 }
 
+// readCollations maps the source's collation ids, which table maps name a
+// column's character set by, to character sets.
+func (in *Ingester) readCollations(ctx context.Context) error {
+	rows, err := in.db.QueryContext(ctx, "SELECT ID, CHARACTER_SET_NAME FROM information_schema.COLLATIONS")
+	if err != nil {
+		return fmt.Errorf("ingest: reading the source's collations: %w", err)
+	}
+	defer rows.Close()
+	in.collations = map[uint64]string{}
+	for rows.Next() {
+		var id sql.NullInt64
+		var charset sql.NullString // MariaDB lists collations of no single character set too
+		if err := rows.Scan(&id, &charset); err != nil {
+			return fmt.Errorf("ingest: reading the source's collations: %w", err)
+		}
+		if id.Valid && charset.Valid {
+			in.collations[uint64(id.Int64)] = charset.String
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("ingest: reading the source's collations: %w", err)
+	}
+	return nil
+}
+
 // layout returns the column name -> ordinal map of rows that came with
 // table map t. A source that writes column names in its table maps
 // (binlog_row_metadata=FULL) is mapped by them, so that a column added,
 // dropped or moved by ALTER TABLE maps right from the next row on; one that
 // does not is mapped by the ordinals read at start, which must be as many
 // as the table map's columns.
-func (in *Ingester) layout(t *replication.TableMapEvent, file string, pos uint32) (map[string]int, error) {
+func (in *Ingester) layout(t *replication.TableMapEvent, file string, pos uint32) (map[string]int, columnTypes, error) {
 	if in.cfg.BrokenIgnoreSchema {
-		return in.columns, nil
+		return in.columns, in.startTypes, nil
 	}
 	if t == in.lastMap {
-		return in.lastCols, nil
+		return in.lastCols, in.lastTypes, nil
 	}
 	names := t.ColumnNameString()
 	in.withNames = len(names) > 0
@@ -162,16 +226,20 @@ func (in *Ingester) layout(t *replication.TableMapEvent, file string, pos uint32
 		}
 		for _, c := range in.configuredColumns() {
 			if _, ok := cols[strings.ToLower(c)]; !ok {
-				return nil, fmt.Errorf("ingest: at %s:%d table %s.%s has no column %q any more (its columns: %s): start the ingester with the columns as they are now",
+				return nil, columnTypes{}, fmt.Errorf("ingest: at %s:%d table %s.%s has no column %q any more (its columns: %s): start the ingester with the columns as they are now",
 					file, pos, in.src.database, in.cfg.Table, c, strings.Join(names, ", "))
 			}
 		}
 	} else if int(t.ColumnCount) != len(in.columns) {
-		return nil, fmt.Errorf("ingest: at %s:%d table %s.%s has %d columns in the binary log, %d when the ingester started: its columns changed, and the source writes no column names to map them by (set binlog_row_metadata=FULL on the source, or start from a new snapshot: remove the state file)",
+		return nil, columnTypes{}, fmt.Errorf("ingest: at %s:%d table %s.%s has %d columns in the binary log, %d when the ingester started: its columns changed, and the source writes no column names to map them by (set binlog_row_metadata=FULL on the source, or start from a new snapshot: remove the state file)",
 			file, pos, in.src.database, in.cfg.Table, t.ColumnCount, len(in.columns))
 	}
-	in.lastMap, in.lastCols = t, cols
-	return cols, nil
+	types, err := in.typesOf(t)
+	if err != nil {
+		return nil, columnTypes{}, fmt.Errorf("ingest: at %s:%d table %s.%s: %w", file, pos, in.src.database, in.cfg.Table, err)
+	}
+	in.lastMap, in.lastCols, in.lastTypes = t, cols, types
+	return cols, types, nil
 }
 
 // configuredColumns are the source columns the ingester reads.
@@ -265,8 +333,9 @@ func text(v any) string {
 
 // snapshot reads the table in one consistent-snapshot transaction and sets
 // every record, SnapshotWorkers at a time. It returns the binlog position
-// the snapshot stands at.
-func (in *Ingester) snapshot(ctx context.Context) (Checkpoint, error) {
+// the snapshot stands at, which it gives to started before it sets the
+// first record.
+func (in *Ingester) snapshot(ctx context.Context, started func(Checkpoint) error) (Checkpoint, error) {
 	conn, err := in.db.Conn(ctx)
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("ingest: snapshot: %w", err)
@@ -289,6 +358,9 @@ func (in *Ingester) snapshot(ctx context.Context) (Checkpoint, error) {
 	if cp.File == "" || cp.Pos < 4 {
 		return Checkpoint{}, fmt.Errorf("ingest: snapshot: the source's binary log is off (binlog_snapshot_file is empty): set log_bin and binlog_format=ROW")
 	}
+	if err := started(cp); err != nil {
+		return Checkpoint{}, err
+	}
 	rows, err := conn.QueryContext(ctx, "SELECT * FROM `"+strings.ReplaceAll(in.cfg.Table, "`", "``")+"`")
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("ingest: snapshot: %w", err)
@@ -304,7 +376,7 @@ func (in *Ingester) snapshot(ctx context.Context) (Checkpoint, error) {
 		go func() {
 			defer wg.Done()
 			for r := range work {
-				if err := in.send(wctx, opSet, r, ""); err != nil {
+				if err := in.set(wctx, r, "", ""); err != nil {
 					errs <- err
 					cancel()
 					return
@@ -370,9 +442,42 @@ const (
 	opDel
 )
 
+// set sets r with key. A row allot's catalog cannot hold (an empty or
+// overlong title, a control character, a NULL brand) is counted, logged
+// and skipped, and the record its SKU had is deleted (with delKey): the
+// row replaced what that record says, and a record left in place would go
+// on showing a title the table no longer has.
+func (in *Ingester) set(ctx context.Context, r catalog.Record, key, delKey string) error {
+	refused, err := in.send(ctx, opSet, r, key)
+	if err != nil || refused == "" {
+		return err
+	}
+	in.Metrics.Rejected.Add(1)
+	if catalog.CheckText(r.SKU, catalog.SKUBytesMax) != "" {
+		in.logf("skipping sku %q: allot cannot hold the row: %s", r.SKU, refused)
+		return nil
+	}
+	in.logf("skipping sku %q: allot cannot hold the row: %s; deleting the record it had", r.SKU, refused)
+	_, err = in.send(ctx, opDel, catalog.Record{SKU: r.SKU}, delKey)
+	return err
+}
+
 // send sends one op until allot acknowledges it, retrying errors with the
-// same key. An op allot refuses as invalid is counted and skipped.
-func (in *Ingester) send(ctx context.Context, kind opKind, r catalog.Record, key string) error {
+// same key. An op outside the catalog's contract (catalog.Record.Check, the
+// rule allot applies) is not sent: refused says what is wrong with it. An
+// -ERR reply to an op within the contract is no verdict on the row ("max
+// number of clients reached") and is retried as any other error.
+func (in *Ingester) send(ctx context.Context, kind opKind, r catalog.Record, key string) (refused string, err error) {
+	if kind == opSet {
+		c := r.Clone()
+		c.Normalize()
+		refused = c.Check()
+	} else if d := catalog.CheckText(r.SKU, catalog.SKUBytesMax); d != "" {
+		refused = "sku " + d // no record can have it: nothing to delete
+	}
+	if refused != "" {
+		return refused, nil
+	}
 	pause := 10 * time.Millisecond
 	for {
 		var err error
@@ -387,27 +492,20 @@ func (in *Ingester) send(ctx context.Context, kind opKind, r catalog.Record, key
 			} else {
 				in.Metrics.Dels.Add(1)
 			}
-			return nil
+			return "", nil
 		}
 		var se *client.ServerError
-		if errors.As(err, &se) {
-			switch {
-			case strings.HasPrefix(se.Msg, "ERR "):
-				in.Metrics.Rejected.Add(1)
-				in.logf("skipping sku %q: allot refused it: %s", r.SKU, se.Msg)
-				return nil
-			case strings.HasPrefix(se.Msg, "MISMATCH"):
-				return fmt.Errorf("%w: key %s: %s", ErrMismatch, key, se.Msg)
-			}
+		if errors.As(err, &se) && strings.HasPrefix(se.Msg, "MISMATCH") {
+			return "", fmt.Errorf("%w: key %s: %s", ErrMismatch, key, se.Msg)
 		}
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return "", ctx.Err()
 		}
 		in.Metrics.Retries.Add(1)
 		in.logf("sending sku %q (key %q) again after: %v", r.SKU, key, err)
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return "", ctx.Err()
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, retryPauseMax)
@@ -530,34 +628,41 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 
 // applyRows sends one rows event's ops, in row order.
 func (in *Ingester) applyRows(ctx context.Context, h *replication.EventHeader, e *replication.RowsEvent, file string) error {
-	cols, err := in.layout(e.Table, file, h.LogPos)
+	cols, types, err := in.layout(e.Table, file, h.LogPos)
 	if err != nil {
 		return err
 	}
+	ev := rowsEvent{h: h, e: e, file: file, cols: cols, types: types}
 	switch h.EventType {
 	case replication.WRITE_ROWS_EVENTv0, replication.WRITE_ROWS_EVENTv1, replication.WRITE_ROWS_EVENTv2:
-		for i, row := range e.Rows {
-			if err := in.apply(ctx, h, cols, opSet, row, eventKey(file, h.LogPos, i, "")); err != nil {
+		for i := range e.Rows {
+			if err := in.apply(ctx, &ev, opSet, i, i, ""); err != nil {
 				return err
 			}
 		}
 	case replication.DELETE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv2:
-		for i, row := range e.Rows {
-			if err := in.apply(ctx, h, cols, opDel, row, eventKey(file, h.LogPos, i, "")); err != nil {
+		for i := range e.Rows {
+			if err := in.apply(ctx, &ev, opDel, i, i, ""); err != nil {
 				return err
 			}
 		}
 	case replication.UPDATE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv2:
 		// Rows alternate: the row before, the row after.
 		for i := 0; i+1 < len(e.Rows); i += 2 {
-			before, after := e.Rows[i], e.Rows[i+1]
 			sku := cols[strings.ToLower(in.cfg.SKUColumn)]
+			if err := ev.whole(i, in.cfg.SKUColumn); err != nil {
+				return err
+			}
+			if err := ev.whole(i+1, in.configuredColumns()...); err != nil {
+				return err
+			}
+			before, after := e.Rows[i], e.Rows[i+1]
 			if sku < len(before) && sku < len(after) && text(before[sku]) != text(after[sku]) {
-				if err := in.apply(ctx, h, cols, opDel, before, eventKey(file, h.LogPos, i/2, "d")); err != nil {
+				if err := in.apply(ctx, &ev, opDel, i, i/2, "d"); err != nil {
 					return err
 				}
 			}
-			if err := in.apply(ctx, h, cols, opSet, after, eventKey(file, h.LogPos, i/2, "")); err != nil {
+			if err := in.apply(ctx, &ev, opSet, i+1, i/2, ""); err != nil {
 				return err
 			}
 		}
@@ -565,14 +670,68 @@ func (in *Ingester) applyRows(ctx context.Context, h *replication.EventHeader, e
 	return nil
 }
 
-func (in *Ingester) apply(ctx context.Context, h *replication.EventHeader, cols map[string]int, kind opKind, row []any, key string) error {
-	r, err := in.record(cols, row)
-	if err != nil {
-		return fmt.Errorf("ingest: a row of the event ending at %d: %w", h.LogPos, err)
+// rowsEvent is a rows event of the source table with the layout its rows
+// are read by.
+type rowsEvent struct {
+	h     *replication.EventHeader
+	e     *replication.RowsEvent
+	file  string
+	cols  map[string]int
+	types columnTypes
+}
+
+// whole checks that row image i carries the columns named. A source that
+// writes partial row images (binlog_row_image=MINIMAL or NOBLOB, which any
+// session may set for itself) leaves out the columns a statement did not
+// change, and the ingester has no other copy of them: going on would set
+// records with empty fields or delete them.
+func (ev *rowsEvent) whole(i int, names ...string) error {
+	if i >= len(ev.e.SkippedColumns) || len(ev.e.SkippedColumns[i]) == 0 {
+		return nil
 	}
-	if err := in.send(ctx, kind, r, key); err != nil {
+	skipped := map[int]bool{}
+	for _, c := range ev.e.SkippedColumns[i] {
+		skipped[c] = true
+	}
+	for _, n := range names {
+		if c, ok := ev.cols[strings.ToLower(n)]; ok && skipped[c] {
+			return fmt.Errorf("ingest: the event ending at %s:%d carries a partial row without column %q (binlog_row_image is not FULL for the session that wrote it): the ingester needs whole rows; set binlog_row_image=FULL on the source (globally, and in no session), then start from a new snapshot (remove the state file)",
+				ev.file, ev.h.LogPos, n)
+		}
+	}
+	return nil
+}
+
+// apply sends the op of row image i of ev, keyed as row keyRow of the
+// event with suffix.
+func (in *Ingester) apply(ctx context.Context, ev *rowsEvent, kind opKind, i, keyRow int, suffix string) error {
+	needs := in.configuredColumns()
+	if kind == opDel {
+		needs = needs[:1]
+	}
+	if err := ev.whole(i, needs...); err != nil {
 		return err
 	}
-	in.Metrics.lag(h.Timestamp, time.Now())
+	row := make([]any, len(ev.e.Rows[i]))
+	for c, v := range ev.e.Rows[i] {
+		var err error
+		if row[c], err = ev.types.text(c, v); err != nil {
+			return fmt.Errorf("ingest: a row of the event ending at %s:%d: %w", ev.file, ev.h.LogPos, err)
+		}
+	}
+	r, err := in.record(ev.cols, row)
+	if err != nil {
+		return fmt.Errorf("ingest: a row of the event ending at %d: %w", ev.h.LogPos, err)
+	}
+	key := eventKey(ev.file, ev.h.LogPos, keyRow, suffix)
+	if kind == opSet {
+		err = in.set(ctx, r, key, eventKey(ev.file, ev.h.LogPos, keyRow, suffix+"r"))
+	} else {
+		_, err = in.send(ctx, kind, r, key)
+	}
+	if err != nil {
+		return err
+	}
+	in.Metrics.lag(ev.h.Timestamp, time.Now())
 	return nil
 }

@@ -12,10 +12,13 @@ import (
 )
 
 // Checkpoint is a binlog position at a transaction boundary whose rows
-// allot has acknowledged.
+// allot has acknowledged; or, with SnapshotIncomplete, the position a
+// snapshot that has begun to set records stands at, and no more: the
+// snapshot is taken again and the binary log followed from there.
 type Checkpoint struct {
-	File string `json:"file"`
-	Pos  uint32 `json:"pos"`
+	File               string `json:"file"`
+	Pos                uint32 `json:"pos"`
+	SnapshotIncomplete bool   `json:"snapshot_incomplete,omitempty"`
 }
 
 // readCheckpoint returns the checkpoint in path; ok is false when there
