@@ -131,6 +131,17 @@ func (r *run) check(ctx context.Context, st store.Store) *checked {
 			c.insufficient++
 			if out.short < 0 || out.short >= len(cart.Lines) {
 				c.v.addf("%s %s: insufficient names line %d of a %d-line cart", r.mode, r.ID(i), out.short+1, len(cart.Lines))
+				continue
+			}
+			// The available a refusal names is the group's total when the
+			// store decided: at least the demand means it had the stock.
+			// Concurrency cannot excuse it, and a store that does not
+			// report it (0) is not accused.
+			g := cart.Lines[out.short].Group
+			for _, d := range store.SumCart(cart.Lines, nil) {
+				if d.Group == g && out.available >= d.N {
+					c.v.addf("%s %s: refused with %d available in group %v for a demand of %d: it had the stock", r.mode, r.ID(i), out.available, g, d.N)
+				}
 			}
 		default:
 			c.v.addf("%s %s: unexpected reply %s", r.mode, r.ID(i), out.code)

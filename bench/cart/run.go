@@ -98,6 +98,8 @@ type outcome struct {
 	code    store.CheckoutCode
 	lines   []store.HoldLine
 	short   int
+	// available is what an INSUFFICIENT reply says the short group held.
+	available int64
 	// expiresAt is the hold's deadline (ms, the store's clock).
 	expiresAt int64
 	// finish is the confirm or cancel reply; finishUnknown when every try
@@ -465,6 +467,7 @@ func (r *run) checkout(ctx context.Context, co store.Checkouter, i int, res, aga
 func (r *run) record(out *outcome, res *store.HoldResult) {
 	out.code = res.Code
 	out.short = res.Short
+	out.available = res.Available
 	out.expiresAt = res.ExpiresAtMS
 	if res.Code == store.CheckoutOK {
 		out.lines = slices.Clone(res.Lines)

@@ -152,9 +152,10 @@ func (r *Result) NeverFine() int64 { return r.HalfApplied + r.Oversold + r.Corru
 
 // Failed reports whether the audit found what the mode must never do: a
 // half-applied capture, oversell, corruption in any mode, or an
-// acknowledged op lost under fsync; or whether it could not run.
+// acknowledged op lost under fsync or write (both promise to survive a
+// process crash, and a SIGKILL is one); or whether it could not run.
 func (r *Result) Failed() bool {
-	return r.Error != "" || r.NeverFine() > 0 || (r.Durability == string(store.DurabilityFsync) && r.LostAcked > 0)
+	return r.Error != "" || r.NeverFine() > 0 || (r.LostAcked > 0 && r.Durability != string(store.DurabilityNone))
 }
 
 // Run runs the audit: Kills rounds, each loading fresh rows, sending ops

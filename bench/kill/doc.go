@@ -4,8 +4,9 @@
 // data, reads every row back and counts what the crash did to the ops:
 //
 //   - acknowledged ops lost: the store said done, the restarted server
-//     does not have it (never fine under fsync; under write it breaks the
-//     process-crash promise; under none it is what the mode costs);
+//     does not have it (a failure under fsync and under write, whose
+//     promise a process crash is within; under none it is what the mode
+//     costs);
 //   - ops applied though never acknowledged: in flight at the kill, the
 //     client saw an error, the server had applied it (fine: the client was
 //     told the outcome is unknown);

@@ -42,7 +42,7 @@ func (r *Result) Verdict() string {
 	case r.LostAcked > 0 && r.Durability == "fsync":
 		return "FAILED: fsync lost acked ops"
 	case r.LostAcked > 0 && r.Durability == "write":
-		return "loses acked ops on a process crash"
+		return "FAILED: write lost acked ops on a process crash"
 	case r.LostAcked > 0:
 		return "loses acked ops (as the mode allows)"
 	}

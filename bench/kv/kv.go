@@ -133,7 +133,27 @@ type run struct {
 	errSamples         []string
 	failedFrom         []int64 // first op numbers of failed write batches
 	lines              []string
+
+	// t0 is the clock the write batches are timed on; spans[w] holds
+	// worker w's write batches in the order it sent them, for the
+	// overwrite check (check.go), at most spansMax over all workers.
+	t0     time.Time
+	spans  [][]batchSpan
+	spansN atomic.Int64
 }
+
+// batchSpan is one write batch: its first op, when it was sent and when
+// its reply came (ns after run.t0; -1: it failed, its outcome unknown).
+type batchSpan struct {
+	from, sentNS, ackedNS int64
+}
+
+// spansMax bounds the write batches timed for the overwrite check (24
+// bytes each): a long --duration run with --pipeline 1 would otherwise
+// keep hundreds of megabytes. Batches past it are treated as failed
+// ones, which the check never blames, so the bound costs the check power
+// on the longest runs and never a false violation.
+const spansMax = 1 << 22
 
 func (r *run) fail(err error, from int64) {
 	r.errors.Add(1)
@@ -199,6 +219,8 @@ func (r *run) run(ctx context.Context, st store.Store) (*bench.Result, error) {
 		}
 		sessions[i] = p
 	}
+	r.spans = make([][]batchSpan, cfg.Workers)
+	r.t0 = time.Now()
 	r.meter.Start(cfg.RunConfig, int64(cfg.Ops))
 	stop := make(chan struct{})
 	var printer sync.WaitGroup
@@ -284,6 +306,13 @@ func (r *run) worker(ctx context.Context, w int, p store.RWPipeliner) {
 		r.latencyNanos.Add(int64(d))
 		r.latencyCalls.Add(1)
 		wm.Record(d, n)
+		if r.k.RequestType == "WRITE" && r.spansN.Add(1) <= spansMax {
+			span := batchSpan{from: from, sentNS: int64(start.Sub(r.t0)), ackedNS: -1}
+			if err == nil {
+				span.ackedNS = span.sentNS + int64(d)
+			}
+			r.spans[w] = append(r.spans[w], span)
+		}
 		if err != nil {
 			r.fail(err, from)
 			continue

@@ -135,6 +135,11 @@ func (r *run) checkQueue(c *checker, final []store.RWRecord, extra map[string]an
 	switch r.k.RequestType {
 	case RequestRead:
 		extra["published"] = len(r.loaded)
+		if consumed == 0 && len(r.loaded) > 0 && r.reads.Load() > 0 {
+			// Nothing lost, nothing twice, and nothing measured: every
+			// read came back empty from a queue that held every message.
+			c.addf("no message was consumed: %d reads found the queue empty while it held %d messages", r.reads.Load(), len(final))
+		}
 		for _, m := range r.loaded {
 			switch n := seen[m.Value]; {
 			case n == 0:

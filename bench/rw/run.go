@@ -35,6 +35,9 @@ func StuckBound(ctx context.Context, duration time.Duration) (context.Context, c
 // RecordKey is the key of loaded record i.
 func RecordKey(i int) string { return fmt.Sprintf("r%07d", i) }
 
+// LoadedValue is the value record i is loaded with.
+func LoadedValue(i int) int64 { return int64(i) + 1 }
+
 // writeKey is the key of worker w's n-th insert.
 func writeKey(w int, n int64) string { return fmt.Sprintf("w%04d-%09d", w, n) }
 
@@ -124,13 +127,16 @@ func (r *run) run(ctx context.Context, st store.Store) (*bench.Result, error) {
 			res.Description = desc
 		}
 	}
-	// What to load: records with value 0, or on a queue the messages a
-	// READ run consumes (a WRITE run starts from an empty queue).
+	// What to load: records each with a value of its own, or on a queue
+	// the messages a READ run consumes (a WRITE run starts from an empty
+	// queue). Distinct values, none of them 0, hold reads to the record
+	// they name: with every record at 0, a store answering "0" to any
+	// read without looking would pass.
 	switch {
 	case !r.info.Queue:
 		r.loaded = make([]store.RWRecord, r.k.Records)
 		for i := range r.loaded {
-			r.loaded[i] = store.RWRecord{Key: RecordKey(i)}
+			r.loaded[i] = store.RWRecord{Key: RecordKey(i), Value: LoadedValue(i)}
 		}
 	case r.k.RequestType == RequestRead:
 		r.loaded = make([]store.RWRecord, cfg.Ops)
@@ -317,7 +323,10 @@ func (r *run) worker(ctx context.Context, w int, s store.RWSession) {
 				r.consumed[w] = append(r.consumed[w], v)
 			case !found:
 				r.readsMissing.Add(1)
-			case r.k.RequestType == RequestRead && v != 0:
+			case r.k.RequestType == RequestRead && v != r.loaded[i].Value:
+				r.readsWrong.Add(1)
+			case v < r.loaded[i].Value:
+				// Modifies only add: below the loaded value is no write's.
 				r.readsWrong.Add(1)
 			}
 		case RequestWrite:
