@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"time"
 
 	"allot/changes"
 	"allot/journal"
@@ -21,6 +22,74 @@ type changesFeed struct {
 func (s *Server) changeFeed() *changes.Feed {
 	s.changes.once.Do(func() { s.changes.feed = changes.NewFeed(s.engine) })
 	return s.changes.feed
+}
+
+// changesSlotWaitMax bounds how long a CHANGES waits for a free reader
+// slot (Config.ChangeStreamsMax) before it is refused. Many connections
+// blocked at one cursor wake together at its next event: they are served
+// in turns rather than refused, and a turn is one read of at most
+// changes.CountMax events.
+const changesSlotWaitMax = 10 * time.Second
+
+// changeStreamsFullError refuses a change-stream reader beyond
+// Config.ChangeStreamsMax: it was never served, the client may retry.
+type changeStreamsFullError struct{ max int }
+
+func (e *changeStreamsFullError) Error() string {
+	return strconv.Itoa(e.max) + " change-stream readers are being served, the limit (change streams max): retry later"
+}
+
+// takeChangeSlot takes a reader slot, waiting up to wait (0: not at all)
+// or until ctx is done. It reports whether it got one; give it back with
+// putChangeSlot.
+func (s *Server) takeChangeSlot(ctx context.Context, wait time.Duration) bool {
+	select {
+	case s.changeSlots <- struct{}{}:
+		return true
+	default:
+	}
+	if wait <= 0 {
+		return false
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case s.changeSlots <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+func (s *Server) putChangeSlot() { <-s.changeSlots }
+
+// readChanges is changes.Feed.Read with a bound on the followers built at
+// once: the BLOCK wait, which needs no follower, happens here before a
+// slot is taken, so that a blocked reader holds none; a read with events
+// to return takes a slot for as long as it reads them.
+func (s *Server) readChanges(ctx context.Context, req changes.Request) ([]changes.Event, error) {
+	durable := s.engine.DurableLSN()
+	if req.After == durable && req.Block > 0 {
+		wctx, cancel := context.WithTimeout(ctx, req.Block)
+		durable = s.engine.WaitDurable(wctx, req.After)
+		cancel()
+	}
+	// As Read answers these, without a follower.
+	if req.After > durable {
+		return nil, &changes.FutureError{After: req.After, Newest: durable}
+	}
+	if req.After == durable {
+		return []changes.Event{}, nil
+	}
+	if !s.takeChangeSlot(ctx, changesSlotWaitMax) {
+		if ctx.Err() != nil {
+			return []changes.Event{}, nil // shutting down: as a wait cut short
+		}
+		return nil, &changeStreamsFullError{max: s.cfg.ChangeStreamsMax}
+	}
+	defer s.putChangeSlot()
+	return s.changeFeed().Read(ctx, req.After, req.Count, 0)
 }
 
 // shutdownContext returns a context cancelled when the server shuts down,
@@ -55,7 +124,7 @@ func (c *respConn) changes(args [][]byte) {
 		c.immediate = c.immediate[:0]
 	}
 	ctx, cancel := c.s.shutdownContext(context.Background())
-	events, err := c.s.changeFeed().Read(ctx, req.After, req.Count, req.Block)
+	events, err := c.s.readChanges(ctx, req)
 	cancel()
 	from := c.mark()
 	if err != nil {
@@ -83,6 +152,10 @@ func appendChangesError(b []byte, err error) []byte {
 	var fe *changes.FutureError
 	if errors.As(err, &fe) {
 		return resp.AppendErr(b, fe.Error())
+	}
+	var full *changeStreamsFullError
+	if errors.As(err, &full) {
+		return resp.AppendError(b, "UNAVAILABLE "+full.Error())
 	}
 	return resp.AppendErr(b, "change stream: "+err.Error())
 }

@@ -63,6 +63,16 @@ func (s *Server) httpChanges(w http.ResponseWriter, r *http.Request) {
 		s.badRequest(w, (&changes.FutureError{After: after, Newest: durable}).Error())
 		return
 	}
+	// The stream holds a follower (a copy of the inventory) as long as it
+	// is open: refused at once when the readers are at their bound, since
+	// waiting would mean waiting for another stream to end.
+	if !s.takeChangeSlot(r.Context(), 0) {
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, outcomeBody{Error: "unavailable", Applied: false,
+			Detail: (&changeStreamsFullError{max: s.cfg.ChangeStreamsMax}).Error()})
+		return
+	}
+	defer s.putChangeSlot()
 	fol, err := feed.Take(after, durable)
 	if err != nil {
 		var te *journal.TrimmedError

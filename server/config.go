@@ -52,6 +52,15 @@ type Config struct {
 	// 4 KiB and doubles while reads fill it (default 64 KiB; never below
 	// RequestBytesMax plus a header).
 	ReadBufferBytesMax int
+	// ChangeStreamsMax bounds the change-stream readers served at once:
+	// open SSE streams (GET /v1/changes) and RESP CHANGES reads (past
+	// their BLOCK wait, which holds nothing). Each reader holds a
+	// follower, a copy of the inventory rebuilt from the journal, so that
+	// N of them cost N times the engine's memory (default 16). One more
+	// SSE stream is refused with 503 unavailable; one more CHANGES waits
+	// up to changesSlotWaitMax for a reader to finish, then gets
+	// -UNAVAILABLE.
+	ChangeStreamsMax int
 
 	// RESPIO is how RESP connections are served: RESPIOLoop, one event
 	// loop (epoll) for all of them, a round that must wait going to a
@@ -77,7 +86,13 @@ const (
 	connectionsMaxDefault     = 10000
 	pipelineDepthMaxDefault   = 1024
 	readBufferBytesMaxDefault = 64 << 10
+	changeStreamsMaxDefault   = 16
 	readBufferBytesMin        = 4 << 10
+	// replyBufferBytesKeepMax bounds the reply buffers a RESP connection
+	// keeps between rounds: room for a full pipeline of the contract's
+	// replies (1,024 of a few hundred bytes), so that the steady path
+	// allocates nothing; a larger round's buffers are let go.
+	replyBufferBytesKeepMax = 256 << 10
 	// internEntriesMax bounds each connection's table of id strings.
 	internEntriesMax = 4096
 	// rejectWriteTimeout bounds the write of the "max number of clients"
@@ -113,6 +128,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := def(&c.ReadBufferBytesMax, readBufferBytesMaxDefault, "read buffer bytes max"); err != nil {
+		return err
+	}
+	if err := def(&c.ChangeStreamsMax, changeStreamsMaxDefault, "change streams max"); err != nil {
 		return err
 	}
 	if err := c.limits().Validate(); err != nil {

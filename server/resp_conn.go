@@ -372,8 +372,17 @@ func (c *respConn) encodeReplies() {
 	c.readyAt = time.Now()
 }
 
-// replied times the round once its replies are written.
+// replied times the round once its replies are written, and lets go of
+// reply buffers a large round grew (a CHANGES of 10,000 events is a few
+// MB, in c.immediate and again in c.out): kept, every connection that
+// once read one would pin that much for the rest of its life.
 func (c *respConn) replied() {
+	if cap(c.out) > replyBufferBytesKeepMax {
+		c.out = nil
+	}
+	if cap(c.immediate) > replyBufferBytesKeepMax {
+		c.immediate = nil
+	}
 	c.wroteAt = time.Now()
 	m := &c.s.metrics
 	m.observeStage(stageReply, c.wroteAt.Sub(c.readyAt))

@@ -39,6 +39,9 @@ type Server struct {
 
 	metrics metrics
 	changes changesFeed // the change stream, made on first use (changes.go)
+	// changeSlots holds a token per change-stream reader being served
+	// (Config.ChangeStreamsMax, changes.go).
+	changeSlots chan struct{}
 }
 
 // New validates cfg and binds its addresses. The server does not accept
@@ -50,7 +53,8 @@ func New(cfg Config, e *engine.Engine) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, engine: e, conns: map[*respConn]struct{}{}, shutdown: make(chan struct{})}
+	s := &Server{cfg: cfg, engine: e, conns: map[*respConn]struct{}{}, shutdown: make(chan struct{}),
+		changeSlots: make(chan struct{}, cfg.ChangeStreamsMax)}
 	if cfg.RESPAddr != "" {
 		ln, err := net.Listen("tcp", cfg.RESPAddr)
 		if err != nil {
