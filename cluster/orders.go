@@ -162,8 +162,10 @@ func (r *Router) orderHold(key string) string {
 		}
 		return id + "." + strconv.FormatInt(r.start, 36) + "." + strconv.FormatUint(r.seq.Add(1), 36)
 	}
-	// Room is left for an attempt's "#n" (record.Attempt).
-	if len(key) <= inventory.IDBytesMax-8 {
+	// Room is left for an attempt's "#n" (record.Attempt). A key with a
+	// "#" in it is hashed: "o:x#1" is key x's attempt 1, and key "x#1"
+	// must not hold (and be answered) under it.
+	if len(key) <= inventory.IDBytesMax-8 && !strings.Contains(key, "#") {
 		return "o:" + key
 	}
 	sum := sha256.Sum256([]byte(key))
@@ -538,23 +540,16 @@ func (r *Router) repeat(ctx context.Context, kind, id string, ttl time.Duration,
 			}
 			continue
 		case stHeld, stConfirmed:
-			outs, err := r.fanOut(ctx, "repeat", parts, r.holdOp(rec))
-			if err != nil {
-				return inventory.Result{}, err
-			}
-			for _, o := range outs {
-				if o.err != nil {
-					return inventory.Result{}, o.err
-				}
-			}
-			res := inventory.Result{Code: inventory.CodeOK, Allocations: merge(lines, parts, outs)}
-			if kind == kindHold {
-				res.ExpiresAt = rec.ExpiresAt
-			}
-			return res, nil
+			return r.replay(ctx, rec, lines, parts)
 		case stCancelled:
 			if rec.Short >= 0 && rec.Failure == "" {
 				return inventory.Result{Code: inventory.CodeInsufficient, ShortLine: rec.Short, Available: rec.Available}, nil
+			}
+			if kind == kindHold && rec.ExpiresAt != 0 {
+				// It was held on every part (ExpiresAt is recorded only
+				// then) and cancelled or found expired since: a repeat
+				// gets the original reply, as on one shard.
+				return r.replay(ctx, rec, lines, parts)
 			}
 			if kind != kindOrder {
 				return inventory.Result{}, fmt.Errorf("cluster: hold %s was cancelled on every shard (%s); hold again under another id: %w", id, rec.Failure, client.ErrUnavailable)
@@ -574,6 +569,26 @@ func (r *Router) repeat(ctx context.Context, kind, id string, ttl time.Duration,
 		}
 	}
 	return inventory.Result{}, fmt.Errorf("cluster: %s %s keeps moving under other coordinators: %w", kind, id, client.ErrOutcomeUnknown)
+}
+
+// replay answers a repeat of a record whose parts were all held: each
+// shard returns its part's original reply to the same HOLD (in every
+// state of the hold), which applies nothing.
+func (r *Router) replay(ctx context.Context, rec *record, lines []inventory.Demand, parts []part) (inventory.Result, error) {
+	outs, err := r.fanOut(ctx, "repeat", parts, r.holdOp(rec))
+	if err != nil {
+		return inventory.Result{}, err
+	}
+	for _, o := range outs {
+		if o.err != nil {
+			return inventory.Result{}, o.err
+		}
+	}
+	res := inventory.Result{Code: inventory.CodeOK, Allocations: merge(lines, parts, outs)}
+	if rec.Kind == kindHold {
+		res.ExpiresAt = rec.ExpiresAt
+	}
+	return res, nil
 }
 
 // Confirm confirms hold id: on its one shard, or, for a cross-shard hold,
@@ -596,45 +611,68 @@ func (r *Router) decide(ctx context.Context, id string, confirm bool) (inventory
 	if rec == nil {
 		return res, err
 	}
-	switch rec.State {
-	case stHeld:
-		if confirm && time.Now().Add(r.cfg.CommitMargin).UnixMilli() >= rec.ExpiresAt {
-			rec.State, rec.Failure = stCancelling, "expired"
-			if rev, err = r.update(ctx, recordKey(id), rec, rev); err != nil {
+	key := recordKey(id)
+	// Once the decision is in the record, a part may be confirmed or
+	// cancelled whatever a shard answers next: a failure from here on is
+	// an unknown outcome (not %w: a shard's refusal inside must not read
+	// as "not applied"), and a repeat finishes the record and answers.
+	unfinished := func(err error) (inventory.Result, error) {
+		return inventory.Result{}, fmt.Errorf("cluster: %s %s is decided (%s) but not finished on every shard (a repeat or Recover finishes it): %v: %w",
+			rec.Kind, id, rec.State, err, client.ErrOutcomeUnknown)
+	}
+	for range 5 {
+		switch rec.State {
+		case stHeld:
+			answer := inventory.Result{Code: inventory.CodeOK}
+			rec.State = stCancelling
+			switch {
+			case confirm && time.Now().Add(r.cfg.CommitMargin).UnixMilli() >= rec.ExpiresAt:
+				rec.Failure, answer.Code = "expired", inventory.CodeExpired
+			case confirm:
+				rec.State = stConfirming
+			}
+			if rev, err = r.update(ctx, key, rec, rev); err != nil {
+				if errors.Is(err, errRecordMoved) {
+					break // another call decided first: read its decision
+				}
 				return inventory.Result{}, err
 			}
 			if err := r.finish(ctx, rec, rev); err != nil {
-				return inventory.Result{}, err
+				return unfinished(err)
 			}
-			return inventory.Result{Code: inventory.CodeExpired}, nil
+			return answer, nil
+		case stConfirming, stCancelling:
+			// Decided by an earlier call whose confirms or cancels did
+			// not all land (or whose coordinator died): finishing it is
+			// safe from anywhere, they repeat without effect.
+			if err := r.finish(ctx, rec, rev); err != nil && !errors.Is(err, errRecordMoved) {
+				return unfinished(err)
+			}
+		case stConfirmed:
+			if confirm {
+				return inventory.Result{Code: inventory.CodeOK}, nil
+			}
+			return inventory.Result{Code: inventory.CodeConfirmed}, nil
+		case stCancelled:
+			if !confirm {
+				return inventory.Result{Code: inventory.CodeOK}, nil
+			}
+			if rec.Failure == "expired" {
+				return inventory.Result{Code: inventory.CodeExpired}, nil
+			}
+			return inventory.Result{Code: inventory.CodeCancelled}, nil
+		default:
+			return inventory.Result{}, fmt.Errorf("cluster: %s %s is %s by coordinator %s: %w", rec.Kind, id, rec.State, rec.Coord, client.ErrOutcomeUnknown)
 		}
-		rec.State = stCancelling
-		if confirm {
-			rec.State = stConfirming
-		}
-		if rev, err = r.update(ctx, recordKey(id), rec, rev); err != nil {
+		var found bool
+		if rec, rev, found, err = r.load(ctx, id); err != nil {
 			return inventory.Result{}, err
 		}
-		if err := r.finish(ctx, rec, rev); err != nil {
-			return inventory.Result{}, err
+		if !found {
+			return inventory.Result{}, fmt.Errorf("cluster: the record of %s vanished: %w", id, client.ErrUnavailable)
 		}
-		return inventory.Result{Code: inventory.CodeOK}, nil
-	case stConfirmed:
-		if confirm {
-			return inventory.Result{Code: inventory.CodeOK}, nil
-		}
-		return inventory.Result{Code: inventory.CodeConfirmed}, nil
-	case stCancelled:
-		if !confirm {
-			return inventory.Result{Code: inventory.CodeOK}, nil
-		}
-		if rec.Failure == "expired" {
-			return inventory.Result{Code: inventory.CodeExpired}, nil
-		}
-		return inventory.Result{Code: inventory.CodeCancelled}, nil
-	default:
-		return inventory.Result{}, fmt.Errorf("cluster: %s %s is %s by coordinator %s: %w", rec.Kind, id, rec.State, rec.Coord, client.ErrOutcomeUnknown)
 	}
+	return inventory.Result{}, fmt.Errorf("cluster: %s %s keeps moving under other coordinators: %w", rec.Kind, id, client.ErrOutcomeUnknown)
 }
 
 // lookup checks op (a confirm, cancel or hold-get) and reads its hold's
@@ -664,14 +702,25 @@ func (r *Router) broadcast(ctx context.Context, op inventory.Op) (inventory.Resu
 	if err != nil {
 		return inventory.Result{}, err
 	}
+	// The shard that knows the hold answers for it, whatever the others
+	// did: one that does not hold it being down must not fail (or call
+	// "not applied") a confirm that its shard applied. Without such an
+	// answer, an unreachable shard may be the one: its error stands, an
+	// unknown outcome before a refusal.
 	res := inventory.Result{Code: inventory.CodeNotFound}
+	var failure error
 	for _, o := range outs {
-		if o.err != nil {
-			return inventory.Result{}, o.err
+		switch {
+		case o.err != nil:
+			if failure == nil || (errors.Is(o.err, client.ErrOutcomeUnknown) && !errors.Is(failure, client.ErrOutcomeUnknown)) {
+				failure = o.err
+			}
+		case o.res.Code != inventory.CodeNotFound:
+			return o.res, nil
 		}
-		if o.res.Code != inventory.CodeNotFound {
-			res = o.res
-		}
+	}
+	if failure != nil {
+		return inventory.Result{}, failure
 	}
 	return res, nil
 }

@@ -262,27 +262,70 @@ func (r *Router) forget(shard string, p *client.Client) {
 // changed) is retried for RetryFor, on whichever node the lease names;
 // an unknown outcome is retried the same way when repeating op cannot
 // apply it twice (client.Client.Do's rule).
+//
+// Once an attempt may have been applied (its outcome is unknown), the
+// call's error is an unknown outcome whatever the later attempts met: a
+// retry refused because the primary died with the first one must not
+// tell the caller "not applied".
 func (r *Router) call(ctx context.Context, shard string, op inventory.Op) (inventory.Result, error) {
 	deadline := time.Now().Add(r.cfg.RetryFor)
+	var lost error // the first attempt that may have been applied
+	fail := func(err error) error {
+		if lost == nil || errors.Is(err, client.ErrOutcomeUnknown) {
+			return fmt.Errorf("shard %s: %w", shard, err)
+		}
+		if err == lost {
+			return fmt.Errorf("shard %s: %v: %w", shard, err, client.ErrOutcomeUnknown)
+		}
+		return fmt.Errorf("shard %s: %v (an earlier attempt's outcome is unknown: %v): %w", shard, err, lost, client.ErrOutcomeUnknown)
+	}
 	for {
 		p, err := r.pool(ctx, shard)
 		var res inventory.Result
 		if err == nil {
-			res, err = p.Do(ctx, op, nil)
+			res, err = send(ctx, p, op)
 			if err == nil {
 				return res, nil
 			}
 			r.forget(shard, p)
+			if lost == nil && op.Kind.Mutates() && maybeApplied(err) {
+				lost = err
+			}
 		}
 		if !retryable(&op, err) || ctx.Err() != nil || time.Now().After(deadline) {
-			return res, fmt.Errorf("shard %s: %w", shard, err)
+			return res, fail(err)
 		}
 		select {
 		case <-ctx.Done():
-			return res, ctx.Err()
+			return res, fail(ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// maybeApplied: err, from sending a request, leaves its outcome unknown
+// (-UNKNOWN, or the connection failed once the request may have left),
+// as opposed to a refusal, a connection never made or a reply.
+func maybeApplied(err error) bool {
+	if errors.Is(err, client.ErrUnavailable) || errors.Is(err, client.ErrConnect) || errors.Is(err, client.ErrClosed) {
+		return false
+	}
+	var se *client.ServerError
+	return errors.Is(err, client.ErrOutcomeUnknown) || !errors.As(err, &se)
+}
+
+// send runs op on one connection of p, which does not follow a "not
+// primary" refusal as Client.Do would: the refusal comes back to call,
+// which drops the pool and reads the lease again. Following it inside the
+// pool left the pool at the old primary once it came back as a standby,
+// and every read of the shard was then served a moment behind the writes.
+func send(ctx context.Context, p *client.Client, op inventory.Op) (inventory.Result, error) {
+	cn, err := p.Conn(ctx)
+	if err != nil {
+		return inventory.Result{}, err
+	}
+	defer cn.Close()
+	return cn.Do(ctx, op, nil)
 }
 
 // retryable: a refusal, a connection never made, or an unknown outcome of

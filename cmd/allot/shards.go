@@ -89,6 +89,11 @@ func runShards(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "shards: %s\nhash: %s\n", strings.Join(m.Shards, " "), m.Hash)
 	case "recover":
+		if after == 0 {
+			// "At once". RouterConfig reads a zero RecoverAfter as its
+			// default (30 s), which would leave every young record.
+			after = time.Nanosecond
+		}
 		r, err := cluster.NewRouter(ctx, cluster.RouterConfig{URLs: *urls, Coordinator: coordinator, RecoverAfter: after,
 			Logger: slog.New(slog.NewTextHandler(stderr, nil))})
 		if err != nil {
