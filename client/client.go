@@ -244,8 +244,14 @@ func (c *Client) Addr() string { return c.cfg.Addr }
 // itself): each further refusal is followed after a growing pause, up to
 // RetriesMax of them, so that callers wait out the election instead of
 // spinning through refusals (NextPrimary).
+//
+// Once an attempt at a mutation may have been applied (its outcome is
+// unknown), the call's error is an unknown outcome whatever the later
+// attempts met: a retry refused (the primary died with the first one)
+// must not tell the caller "not applied".
 func (c *Client) Do(ctx context.Context, op inventory.Op, lines []inventory.Line) (res inventory.Result, err error) {
-	res, err = c.do(ctx, op, lines)
+	var lost error // the first attempt whose outcome is unknown
+	res, err = c.do(ctx, op, lines, &lost)
 	target := c
 	for hop := 0; op.Kind.Mutates(); hop++ {
 		addr, ok := NextPrimary(ctx, err, hop, target.cfg.Addr)
@@ -258,13 +264,33 @@ func (c *Client) Do(ctx context.Context, op inventory.Op, lines []inventory.Line
 			if perr != nil {
 				// The refusal stands (nothing was applied); the address
 				// it named could not be followed.
-				return res, fmt.Errorf("%w (cannot follow it: %v)", err, perr)
+				return res, stillUnknown(fmt.Errorf("%w (cannot follow it: %v)", err, perr), lost)
 			}
 			target = pc
 		}
-		res, err = target.do(ctx, op, lines)
+		res, err = target.do(ctx, op, lines, &lost)
 	}
-	return res, err
+	return res, stillUnknown(err, lost)
+}
+
+// stillUnknown returns err, an unknown outcome when an earlier attempt's
+// (lost) was.
+func stillUnknown(err, lost error) error {
+	if err == nil || lost == nil || errors.Is(err, ErrOutcomeUnknown) {
+		return err
+	}
+	return fmt.Errorf("%v (an earlier attempt's outcome is unknown: %v): %w", err, lost, ErrOutcomeUnknown)
+}
+
+// maybeApplied reports whether err, from sending a mutation, leaves its
+// outcome unknown: -UNKNOWN, or a connection lost once the request may
+// have left; not a refusal, a connection never made, or a reply.
+func maybeApplied(err error) bool {
+	if err == nil || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrConnect) || errors.Is(err, ErrClosed) {
+		return false
+	}
+	var se *ServerError
+	return errors.Is(err, ErrOutcomeUnknown) || !errors.As(err, &se)
 }
 
 // WaitRetry waits the pause before retry attempt+1 (RetryPause longer
@@ -280,12 +306,15 @@ func WaitRetry(ctx context.Context, attempt int) bool {
 	}
 }
 
-func (c *Client) do(ctx context.Context, op inventory.Op, lines []inventory.Line) (res inventory.Result, err error) {
+func (c *Client) do(ctx context.Context, op inventory.Op, lines []inventory.Line, lost *error) (res inventory.Result, err error) {
 	for attempt := 0; ; attempt++ {
 		err = c.with(ctx, func(cn *Conn) error {
 			res, err = cn.Do(ctx, op, lines)
 			return err
 		})
+		if *lost == nil && op.Kind.Mutates() && maybeApplied(err) {
+			*lost = err
+		}
 		if _, redirect := PrimaryOf(err); redirect && op.Kind.Mutates() {
 			return res, err
 		}

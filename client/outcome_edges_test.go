@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -216,5 +217,39 @@ func TestCatalogSetPipelineKeepsItsClass(t *testing.T) {
 		if !errors.Is(err, tc.want) || errors.Is(err, tc.not) {
 			t.Errorf("replies %q: got %v, want %v", tc.replies, err, tc.want)
 		}
+	}
+}
+
+// TestRetriedUnknownStaysUnknown: a keyed capture whose first attempt's
+// reply is lost (the connection breaks after the request was read) is
+// retried, and the retries are refused (-UNAVAILABLE). The first attempt
+// may have been applied: the caller must be told the outcome is unknown,
+// not the last refusal's "not applied".
+func TestRetriedUnknownStaysUnknown(t *testing.T) {
+	var conns atomic.Int32
+	ln := listen(t, func(nc net.Conn) {
+		defer nc.Close()
+		words := make(chan string, 1)
+		go respCommands(bufio.NewReader(nc), words)
+		select {
+		case <-words:
+		case <-time.After(5 * time.Second):
+			return
+		}
+		if conns.Add(1) == 1 {
+			return // the request arrived; its reply never does
+		}
+		nc.Write([]byte("-UNAVAILABLE replication: no quorum\r\n"))
+		time.Sleep(100 * time.Millisecond)
+	})
+	c := newClient(t, ln.Addr().String(), client.Config{})
+	op := inventory.Capture(group, 1)
+	op.IdempotencyKey = "k1"
+	_, err := c.Do(context.Background(), op, nil)
+	if !errors.Is(err, client.ErrOutcomeUnknown) || errors.Is(err, client.ErrUnavailable) {
+		t.Fatalf("after a lost reply and refused retries (%d connections): %v, want ErrOutcomeUnknown", conns.Load(), err)
+	}
+	if conns.Load() < 2 {
+		t.Fatalf("the capture was not retried (%d connections): the test proves nothing", conns.Load())
 	}
 }
