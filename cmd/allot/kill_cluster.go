@@ -135,15 +135,14 @@ func startCluster(ctx context.Context, d store.Durability, faults []string, seed
 		os.RemoveAll(dir)
 		return nil, err
 	}
+	addrs, err := freeAddrs(2 * clusterNodes)
+	if err != nil {
+		c.close()
+		return nil, err
+	}
 	for i := range clusterNodes {
-		n := &clusterNode{id: fmt.Sprintf("n%d", i+1), data: filepath.Join(dir, fmt.Sprintf("n%d", i+1))}
-		if n.resp, err = freeAddr(); err == nil {
-			n.http, err = freeAddr()
-		}
-		if err != nil {
-			c.close()
-			return nil, err
-		}
+		n := &clusterNode{id: fmt.Sprintf("n%d", i+1), data: filepath.Join(dir, fmt.Sprintf("n%d", i+1)),
+			resp: addrs[2*i], http: addrs[2*i+1]}
 		c.nodes = append(c.nodes, n)
 		if err := c.startNode(n); err != nil {
 			c.close()
@@ -157,13 +156,21 @@ func startCluster(ctx context.Context, d store.Durability, faults []string, seed
 	return c, nil
 }
 
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
+// freeAddrs returns n distinct free loopback addresses, all picked while
+// the others are held: a node binds its addresses only once NATS is
+// ready, seconds after it starts, so one picked after another node's
+// start could be that node's too ("address already in use").
+func freeAddrs(n int) ([]string, error) {
+	addrs := make([]string, 0, n)
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer ln.Close()
+		addrs = append(addrs, ln.Addr().String())
 	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+	return addrs, nil
 }
 
 // startNode starts n (again, on its data directory), its output appended
