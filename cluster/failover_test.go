@@ -550,7 +550,9 @@ func TestFailoverTimes(t *testing.T) {
 	c.startStocked("a", "b", "c")
 	var times []time.Duration
 	for i := 0; i < kills; i++ {
-		victim := c.nodes[c.primary()]
+		// The lease may not be readable for a moment (a NATS leader
+		// election): the node that acknowledges, not a read of it.
+		victim := c.waitPrimary("", 30*time.Second)
 		killed := time.Now()
 		victim.kill(syscall.SIGKILL)
 		next := c.waitPrimary(victim.id, 30*time.Second)
