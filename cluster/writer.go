@@ -39,8 +39,20 @@ type logWriter struct {
 	deposed     chan struct{} // closed when an append found another primary
 
 	behindOnce sync.Once
-	behind     chan *nats.Msg // FaultAckBeforeAppend: frames acknowledged, not yet appended
+	behind     chan behindMsg // FaultAckBeforeAppend: frames acknowledged, not yet appended
 }
+
+// behindMsg is a frame FaultAckBeforeAppend acknowledged at at.
+type behindMsg struct {
+	m  *nats.Msg
+	at time.Time
+}
+
+// ackBeforeAppendLag is how long FaultAckBeforeAppend's appender trails
+// the replies: with the appender as fast as it could go, a fast disk left
+// no acknowledged frame unappended at the kill, some runs, and the broken
+// variant passed the kill test it exists to fail.
+const ackBeforeAppendLag = 50 * time.Millisecond
 
 func newLogWriter(ctx context.Context, l *shardLog, node string, last uint64, fault string) *logWriter {
 	return &logWriter{log: l, node: node, ctx: ctx, last: last, fault: fault, deposed: make(chan struct{})}
@@ -69,17 +81,18 @@ func (w *logWriter) Replicate(frame []byte) error {
 		// Broken on purpose: the reply goes before the log has the frame;
 		// a goroutine appends the frames behind the replies.
 		w.behindOnce.Do(func() {
-			w.behind = make(chan *nats.Msg, 1<<16)
+			w.behind = make(chan behindMsg, 1<<16)
 			go func() {
-				for m := range w.behind {
-					if w.append(m) != nil {
+				for b := range w.behind {
+					time.Sleep(time.Until(b.at.Add(ackBeforeAppendLag)))
+					if w.append(b.m) != nil {
 						return
 					}
 				}
 			}()
 		})
 		m.Data = bytes.Clone(frame)
-		w.behind <- m
+		w.behind <- behindMsg{m: m, at: time.Now()}
 		return nil
 	}
 	return w.append(m)
