@@ -196,6 +196,13 @@ func (r *Router) Hold(ctx context.Context, id string, ttl time.Duration, lines [
 		return inventory.Result{Code: inventory.CodeInvalid,
 			Detail: fmt.Sprintf("a hold across shards lives at most half the records' retention (%v)", r.cfg.Retention/2)}, nil
 	}
+	if ttl <= r.cfg.CommitMargin {
+		// Confirm refuses a hold within the margin of its deadline (a
+		// part could expire between the decision and its confirm): such a
+		// hold could only ever be answered EXPIRED.
+		return inventory.Result{Code: inventory.CodeInvalid,
+			Detail: fmt.Sprintf("a hold across shards must live longer than the commit margin (%v), or it could never be confirmed", r.cfg.CommitMargin)}, nil
+	}
 	return r.twoPhase(ctx, kindHold, id, ttl, lines, parts)
 }
 

@@ -315,3 +315,31 @@ func TestRouteUnknownStaysUnknown(t *testing.T) {
 		t.Fatalf("an order whose first attempt was lost: %v; want an unknown outcome, never \"not applied\"", err)
 	}
 }
+
+// TestCrossShardHoldShorterThanTheMargin: a hold across shards whose TTL is
+// within the commit margin is refused as invalid, up front. Taken, it
+// could never be confirmed: Confirm answered EXPIRED while it was still
+// held, and its units stayed out until the deadline.
+func TestCrossShardHoldShorterThanTheMargin(t *testing.T) {
+	sc := newSharded(t, 2)
+	r := sc.router("tm", nil)
+	groups := stockGroups(t, r, "tm", 8, 10)
+	a, b := crossPair(t, r, groups)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	lines := []inventory.Demand{{Group: a, N: 1}, {Group: b, N: 1}}
+	res, err := r.Hold(ctx, "cart-tm", r.cfg.CommitMargin, lines)
+	if err != nil || res.Code != inventory.CodeInvalid || !strings.Contains(res.Detail, "commit margin") {
+		t.Fatalf("a hold across shards for the commit margin: %+v %v; want it refused as invalid", res, err)
+	}
+	if got := available(t, ctx, r, a); got != 20 {
+		t.Fatalf("group a at %d after the refused hold, want 20", got)
+	}
+	// Just past the margin, it is taken and confirmed.
+	if res, err := r.Hold(ctx, "cart-tm", r.cfg.CommitMargin+3*time.Second, lines); err != nil || res.Code != inventory.CodeOK {
+		t.Fatalf("a hold across shards past the margin: %+v %v", res, err)
+	}
+	if res, err := r.Confirm(ctx, "cart-tm"); err != nil || res.Code != inventory.CodeOK {
+		t.Fatalf("confirm: %+v %v", res, err)
+	}
+}
