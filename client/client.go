@@ -282,10 +282,10 @@ func stillUnknown(err, lost error) error {
 	return fmt.Errorf("%v (an earlier attempt's outcome is unknown: %v): %w", err, lost, ErrOutcomeUnknown)
 }
 
-// maybeApplied reports whether err, from sending a mutation, leaves its
+// MaybeApplied reports whether err, from sending a mutation, leaves its
 // outcome unknown: -UNKNOWN, or a connection lost once the request may
 // have left; not a refusal, a connection never made, or a reply.
-func maybeApplied(err error) bool {
+func MaybeApplied(err error) bool {
 	if err == nil || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrConnect) || errors.Is(err, ErrClosed) {
 		return false
 	}
@@ -312,7 +312,7 @@ func (c *Client) do(ctx context.Context, op inventory.Op, lines []inventory.Line
 			res, err = cn.Do(ctx, op, lines)
 			return err
 		})
-		if *lost == nil && op.Kind.Mutates() && maybeApplied(err) {
+		if *lost == nil && op.Kind.Mutates() && MaybeApplied(err) {
 			*lost = err
 		}
 		if _, redirect := PrimaryOf(err); redirect && op.Kind.Mutates() {

@@ -288,7 +288,7 @@ func (r *Router) call(ctx context.Context, shard string, op inventory.Op) (inven
 				return res, nil
 			}
 			r.forget(shard, p)
-			if lost == nil && op.Kind.Mutates() && maybeApplied(err) {
+			if lost == nil && op.Kind.Mutates() && client.MaybeApplied(err) {
 				lost = err
 			}
 		}
@@ -301,17 +301,6 @@ func (r *Router) call(ctx context.Context, shard string, op inventory.Op) (inven
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// maybeApplied: err, from sending a request, leaves its outcome unknown
-// (-UNKNOWN, or the connection failed once the request may have left),
-// as opposed to a refusal, a connection never made or a reply.
-func maybeApplied(err error) bool {
-	if errors.Is(err, client.ErrUnavailable) || errors.Is(err, client.ErrConnect) || errors.Is(err, client.ErrClosed) {
-		return false
-	}
-	var se *client.ServerError
-	return errors.Is(err, client.ErrOutcomeUnknown) || !errors.As(err, &se)
 }
 
 // send runs op on one connection of p, which does not follow a "not
