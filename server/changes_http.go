@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -63,9 +62,10 @@ func (s *Server) httpChanges(w http.ResponseWriter, r *http.Request) {
 		s.badRequest(w, (&changes.FutureError{After: after, Newest: durable}).Error())
 		return
 	}
-	// The stream holds a follower (a copy of the inventory) as long as it
-	// is open: refused at once when the readers are at their bound, since
-	// waiting would mean waiting for another stream to end.
+	// The stream holds a reader slot as long as it is open (and a
+	// follower, a copy of the inventory, while it is behind the readers
+	// that follow live): refused at once when the readers are at their
+	// bound, since waiting would mean waiting for another stream to end.
 	if !s.takeChangeSlot(r.Context(), 0) {
 		w.Header().Set("Retry-After", "1")
 		writeJSON(w, http.StatusServiceUnavailable, outcomeBody{Error: "unavailable", Applied: false,
@@ -73,7 +73,14 @@ func (s *Server) httpChanges(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.putChangeSlot()
-	fol, err := feed.Take(after, durable)
+	// The stream reads through a changes.Reader: the events other readers
+	// read too while it follows live, a follower of its own while it is
+	// behind them. The first read answers a trimmed cursor with 410.
+	rd := feed.NewReader()
+	defer rd.Close()
+	ctx, cancel := s.shutdownContext(r.Context())
+	defer cancel()
+	evs, err := rd.Read(ctx, after, sseBatchMax, 0)
 	if err != nil {
 		var te *journal.TrimmedError
 		if errors.As(err, &te) {
@@ -83,9 +90,6 @@ func (s *Server) httpChanges(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "internal", Detail: "change stream: " + err.Error()})
 		return
 	}
-	defer fol.Close()
-	ctx, cancel := s.shutdownContext(r.Context())
-	defer cancel()
 	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -101,48 +105,34 @@ func (s *Server) httpChanges(w http.ResponseWriter, r *http.Request) {
 		buf = buf[:0]
 		return rc.Flush() == nil
 	}
-	if !flush() {
-		return
-	}
-	for {
-		limit := s.engine.DurableLSN()
-		for n := 0; n < sseBatchMax; n++ {
-			ev, ok, err := fol.Next(limit)
-			if err != nil {
-				// Mid-stream there is no status to send: an event named
-				// error carries it, and the stream ends.
-				buf = append(buf, "event: error\ndata: "...)
-				buf = strconv.AppendQuote(buf, err.Error())
-				buf = append(buf, "\n\n"...)
-				flush()
-				return
-			}
-			if !ok {
-				break
-			}
+	pos := after
+	for first := true; ; first = false {
+		for i := range evs {
 			buf = append(buf, "id: "...)
-			buf = strconv.AppendUint(buf, ev.Seq, 10)
+			buf = strconv.AppendUint(buf, evs[i].Seq, 10)
 			buf = append(buf, "\ndata: "...)
-			buf = ev.AppendJSON(buf)
+			buf = evs[i].AppendJSON(buf)
 			buf = append(buf, "\n\n"...)
 		}
-		if len(buf) > 0 {
-			if !flush() {
-				return
-			}
-			continue
+		if len(evs) > 0 {
+			pos = evs[len(evs)-1].Seq
+		} else if ctx.Err() != nil {
+			return
+		} else if !first && s.engine.DurableLSN() == pos {
+			buf = append(buf, ": keepalive\n\n"...)
 		}
-		wait, cancelWait := context.WithTimeout(ctx, sseKeepalive)
-		s.engine.WaitDurable(wait, fol.Pos())
-		cancelWait()
-		if ctx.Err() != nil {
+		if !flush() {
 			return
 		}
-		if s.engine.DurableLSN() == fol.Pos() {
-			buf = append(buf, ": keepalive\n\n"...)
-			if !flush() {
-				return
-			}
+		evs, err = rd.Read(ctx, pos, sseBatchMax, sseKeepalive)
+		if err != nil {
+			// Mid-stream there is no status to send: an event named
+			// error carries it, and the stream ends.
+			buf = append(buf, "event: error\ndata: "...)
+			buf = strconv.AppendQuote(buf, err.Error())
+			buf = append(buf, "\n\n"...)
+			flush()
+			return
 		}
 	}
 }

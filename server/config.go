@@ -54,9 +54,10 @@ type Config struct {
 	ReadBufferBytesMax int
 	// ChangeStreamsMax bounds the change-stream readers served at once:
 	// open SSE streams (GET /v1/changes) and RESP CHANGES reads (past
-	// their BLOCK wait, which holds nothing). Each reader holds a
-	// follower, a copy of the inventory rebuilt from the journal, so that
-	// N of them cost N times the engine's memory (default 16). One more
+	// their BLOCK wait, which holds nothing). A reader behind the feed's
+	// recent events reads through a follower, a copy of the inventory
+	// rebuilt from the journal; readers that follow live share the recent
+	// events (package changes, Feed) (default 16). One more
 	// SSE stream is refused with 503 unavailable; one more CHANGES waits
 	// up to changesSlotWaitMax for a reader to finish, then gets
 	// -UNAVAILABLE.
