@@ -13,6 +13,12 @@ import (
 // ErrNotResults says the input is JSON but not an allot results file.
 var ErrNotResults = errors.New("report: not an allot results file")
 
+// ResultsBytesMax bounds a results file. The largest committed one (a
+// sweep of every store) is under 300 KB; a file this size is a wrong path
+// (a log, a disk image, a device), and reading it whole to find out would
+// take the machine's memory.
+const ResultsBytesMax = 256 << 20
+
 // ReadResultsFile reads and checks a results file written by
 // `allot bench --out`. Errors name the file and say what is wrong with it.
 func ReadResultsFile(path string) (*bench.ResultsFile, error) {
@@ -21,6 +27,9 @@ func ReadResultsFile(path string) (*bench.ResultsFile, error) {
 		return nil, fmt.Errorf("report: cannot read results file: %w", err)
 	}
 	defer fh.Close()
+	if st, err := fh.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > ResultsBytesMax {
+		return nil, fmt.Errorf("%s: %w: it is %d bytes, larger than the %d a results file may be", path, ErrNotResults, st.Size(), ResultsBytesMax)
+	}
 	f, err := DecodeResults(fh)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -32,9 +41,12 @@ func ReadResultsFile(path string) (*bench.ResultsFile, error) {
 // drawn from it. Unknown fields are ignored: adding a field does not change
 // bench.ResultsVersion, so an older allot must still read a newer file.
 func DecodeResults(r io.Reader) (*bench.ResultsFile, error) {
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, ResultsBytesMax+1))
 	if err != nil {
 		return nil, fmt.Errorf("report: reading results: %w", err)
+	}
+	if len(data) > ResultsBytesMax {
+		return nil, fmt.Errorf("%w: it is larger than the %d bytes a results file may be", ErrNotResults, ResultsBytesMax)
 	}
 	var f bench.ResultsFile
 	if err := json.Unmarshal(data, &f); err != nil {

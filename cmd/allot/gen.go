@@ -25,6 +25,9 @@ type workloadFlags struct {
 	ops    int
 	skus   int
 	seed   uint64
+	// set holds the names of the flags given on the command line, when the
+	// caller fills it (gen does), so that an explicit zero is refused.
+	set map[string]bool
 }
 
 func (f *workloadFlags) register(fs *flag.FlagSet) {
@@ -42,8 +45,15 @@ func (f *workloadFlags) params() (workload.Params, error) {
 	if err != nil {
 		return p, err
 	}
-	if f.rows < 0 || f.ops < 0 || f.skus < 0 {
-		return p, fmt.Errorf("--rows, --ops and --skus must be positive")
+	for _, v := range []struct {
+		name  string
+		value int
+	}{{"rows", f.rows}, {"ops", f.ops}, {"skus", f.skus}} {
+		// Zero is the flag's default, "the preset's"; given explicitly it
+		// is a bad value, not a request for the preset's.
+		if v.value < 0 || (v.value == 0 && f.set[v.name]) {
+			return p, fmt.Errorf("--%s must be positive, got %d", v.name, v.value)
+		}
 	}
 	if f.rows > 0 {
 		p.Rows = f.rows
@@ -63,10 +73,12 @@ func runGen(args []string, stdout, stderr io.Writer) error {
 		"Generates the \"ims\" workload (initial rows, then captures and releases that\nall succeed when run in order) and writes it as a text op file that\n'allot bench --ops-file' replays.", stderr)
 	var wf workloadFlags
 	wf.register(fs)
-	out := fs.String("o", "", "file to write (default: standard output)")
+	out := fs.String("o", "", "file to write (- for standard output, the default); an existing file is replaced only once the new one is complete")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
+	wf.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { wf.set[fl.Name] = true })
 	p, err := wf.params()
 	if err != nil {
 		return &exitError{code: 2, msg: err.Error()}
@@ -78,7 +90,7 @@ func runGen(args []string, stdout, stderr io.Writer) error {
 	if *out == "" || *out == "-" {
 		return w.Write(stdout)
 	}
-	if err := workload.WriteFile(*out, w); err != nil {
+	if err := writeFileAtomicFunc(*out, w.Write); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "wrote %s: %s preset, %d rows, %d ops, seed %d\n", *out, p.Name, len(w.Initial), len(w.Ops), p.Seed)

@@ -51,7 +51,7 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintf(w, "\nRun 'allot <command> --help' for a command's flags.\n")
+	fmt.Fprintf(w, "\nRun 'allot help <command>' or 'allot <command> --help' for a command's flags.\n")
 }
 
 func main() {
@@ -65,8 +65,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "-h", "--help", "-help", "help":
-		if len(args) > 1 && args[0] == "help" {
-			// allot help <command> is allot <command> --help.
+		if len(args) > 2 {
+			fmt.Fprintf(stderr, "allot %s: unexpected argument %q (want at most one command)\n", args[0], args[2])
+			return 2
+		}
+		if len(args) == 2 && args[1] != "help" {
+			// allot help <command> (or --help <command>) is allot
+			// <command> --help.
 			if _, ok := commands[args[1]]; !ok {
 				fmt.Fprintf(stderr, "allot help: unknown command %q\n\n", args[1])
 				usage(stderr)

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"allot/engine"
@@ -36,16 +38,25 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		durability string
 		faultRate  float64
 	)
-	fs.IntVar(&seeds, "seeds", 100, "number of seeds to run, from --seed up (or random ones)")
+	fs.IntVar(&seeds, "seeds", 100, "number of seeds to run, from --seed up (from a random one when --seed is 0)")
 	fs.Uint64Var(&seed, "seed", 0, "the first seed (0: a random one, printed)")
 	fs.IntVar(&ops, "ops", sim.OpsDefault, "ops per seed")
 	fs.StringVar(&durability, "durability", "", "fsync, write or none (default: each seed picks one)")
-	fs.Float64Var(&faultRate, "fault-rate", sim.FaultRateDefault, "chance that one file-system call fails (0: none)")
+	fs.Float64Var(&faultRate, "fault-rate", sim.FaultRateDefault, "chance that one file-system call fails, from 0 (none) to 1")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	if seeds < 1 || ops < 1 {
-		return &exitError{code: 2, msg: "--seeds and --ops must be positive"}
+		return &exitError{code: 2, msg: fmt.Sprintf("--seeds and --ops must be positive, got --seeds %d --ops %d", seeds, ops)}
+	}
+	// !(0 <= x <= 1) also catches NaN, which would fail every call.
+	if !(faultRate >= 0 && faultRate <= 1) {
+		return &exitError{code: 2, msg: fmt.Sprintf("--fault-rate must be from 0 to 1 (a probability), got %v", faultRate)}
+	}
+	// Seeds run from --seed up; past 2^64-1 they would wrap to 0, which
+	// --seed cannot replay (0 there asks for a random seed).
+	if seed > math.MaxUint64-uint64(seeds-1) {
+		return &exitError{code: 2, msg: fmt.Sprintf("--seed %d with --seeds %d runs past the largest seed, %d", seed, seeds, uint64(math.MaxUint64))}
 	}
 	var d engine.Durability
 	if durability != "" {
@@ -54,8 +65,9 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 			return &exitError{code: 2, msg: err.Error()}
 		}
 	}
-	if faultRate == 0 {
-		faultRate = -1
+	simRate := faultRate
+	if simRate == 0 {
+		simRate = -1 // sim.Config's "none"; its zero is the default rate
 	}
 	if seed == 0 {
 		seed = rand.Uint64() >> 1
@@ -64,14 +76,14 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	var total, acked, crashes, faults, failed int
 	for i := 0; i < seeds; i++ {
-		res := sim.Run(sim.Config{Seed: seed + uint64(i), Ops: ops, Durability: d, FaultRate: faultRate})
+		res := sim.Run(sim.Config{Seed: seed + uint64(i), Ops: ops, Durability: d, FaultRate: simRate})
 		total += res.Ops
 		acked += res.Acked
 		crashes += res.Crashes
 		faults += res.Faults
 		if res.Failed() {
 			failed++
-			fmt.Fprintf(stdout, "FAILED seed %d (%s): %v\n  replay: %s\n", res.Seed, res.Durability, res.Violations, res.ReplayCommand())
+			fmt.Fprintf(stdout, "FAILED seed %d (%s): %v\n  replay: %s\n", res.Seed, res.Durability, res.Violations, simReplayCommand(res, faultRate))
 		}
 	}
 	secs := time.Since(start).Seconds()
@@ -81,4 +93,15 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		return &exitError{code: 1, msg: fmt.Sprintf("%d of %d seeds broke a promise", failed, seeds)}
 	}
 	return nil
+}
+
+// simReplayCommand is the command that runs res's seed again: sim's own,
+// plus the fault rate when it is not the default, since the faults a seed
+// draws depend on it.
+func simReplayCommand(res *sim.Result, faultRate float64) string {
+	cmd := res.ReplayCommand()
+	if faultRate != sim.FaultRateDefault {
+		cmd += " --fault-rate " + strconv.FormatFloat(faultRate, 'g', -1, 64)
+	}
+	return cmd
 }
