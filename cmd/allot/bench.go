@@ -208,6 +208,9 @@ func parseBench(args []string, stdout, stderr io.Writer) (*benchJob, error) {
 	}
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	// An explicit --ops 0 (--rows, --skus) is a bad value, not "the
+	// preset's" (or the workload's default).
+	f.workload.set = f.set
 	return f.job()
 }
 
@@ -381,6 +384,9 @@ func (f *benchFlags) kindJob(j *benchJob) error {
 	}
 	if j.sweep != nil && j.sweep.Param == "rows" {
 		return fmt.Errorf("--sweep rows= belongs to the ims workload, not --workload %s", f.kindName)
+	}
+	if f.workload.ops < 0 || (f.workload.ops == 0 && f.set["ops"]) {
+		return fmt.Errorf("--ops must be positive, got %d", f.workload.ops)
 	}
 	for i := range j.points() {
 		cfg := j.kindConfig(i, "", "")

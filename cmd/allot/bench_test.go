@@ -106,6 +106,11 @@ func TestBenchBadInput(t *testing.T) {
 		{"--http-addr", "127.0.0.1:1", "--addr", "127.0.0.1:2"},
 		{"--kill", "1", "--faults", "kill-primary,kill-everything"},
 		{"stray"},
+		{"--ops", "0"},
+		{"--rows", "0"},
+		{"--skus", "0"},
+		{"--workload", "rw", "--ops", "0"},
+		{"--workload", "kv", "--ops", "-2"},
 	} {
 		code, _, errOut := runCmd(t, append([]string{"bench", "--store", "memory"}, args...)...)
 		if code != 2 || (len(errOut) == 0) {
