@@ -6,8 +6,10 @@ import (
 	"strings"
 )
 
-// Limits on Params, so that a typo cannot ask for more memory than the
-// machine has.
+// Limits on Params. They bound what a workload can ask for, not what this
+// machine has: a workload is built in memory before it runs, and OpsMax
+// ops take about 21 GB (allot bench serve, which anyone on the machine
+// may call, makes at most 2^25 ops a run).
 const (
 	// RowsMax bounds Params.Rows.
 	RowsMax = 1 << 24
