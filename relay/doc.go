@@ -15,6 +15,16 @@
 //  5. On a nack, a lost connection or a confirm timeout, reconnect and go
 //     back to 2 from the checkpoint: the batch is published again.
 //
+// What no retry fixes stops the relay with an error: every node refusing
+// the read (a checkpoint older than the journal keeps, or past the newest
+// seq, as another server's checkpoint is: waiting for the seqs to get
+// there would skip that server's events up to it; a wrong password), a
+// checkpoint file that cannot be read or written (it is written back
+// before anything is published), and the broker refusing the exchange or
+// queue (PRECONDITION_FAILED: declared with other settings). A refused
+// broker login is retried: the AMQP client cannot tell it from a broker
+// that died in the middle of the handshake.
+//
 // So a crash of the relay (kill -9) or of the broker loses no event: what
 // was not confirmed is not checkpointed and is sent again. It may send an
 // event twice (published, not yet checkpointed); every message carries the

@@ -64,6 +64,9 @@ func (c *Config) Validate() error {
 	if c.AMQPURL == "" {
 		return errors.New("relay: no AMQP URL")
 	}
+	if _, err := amqp.ParseURI(c.AMQPURL); err != nil {
+		return fmt.Errorf("relay: AMQP URL: %w", err)
+	}
 	if c.Checkpoint == "" {
 		return errors.New("relay: no checkpoint file")
 	}
@@ -79,14 +82,22 @@ func (c *Config) Validate() error {
 	if c.Block == 0 {
 		c.Block = time.Second
 	}
-	if c.Block < 0 || c.Block > changes.BlockMax {
-		return fmt.Errorf("relay: block %v is not in 0..%v", c.Block, changes.BlockMax)
+	// Under a millisecond, CHANGES would get BLOCK 0 (the wait is sent in
+	// milliseconds) and the relay would poll allot without waiting.
+	if c.Block < time.Millisecond || c.Block > changes.BlockMax {
+		return fmt.Errorf("relay: block %v is not in 1ms..%v", c.Block, changes.BlockMax)
 	}
 	if c.ConfirmTimeout == 0 {
 		c.ConfirmTimeout = 30 * time.Second
 	}
+	if c.ConfirmTimeout < 0 {
+		return fmt.Errorf("relay: confirm timeout %v is negative", c.ConfirmTimeout)
+	}
 	if c.RetryPause == 0 {
 		c.RetryPause = 500 * time.Millisecond
+	}
+	if c.RetryPause < 0 {
+		return fmt.Errorf("relay: retry pause %v is negative", c.RetryPause)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -114,11 +125,15 @@ type Relay struct {
 	cfg   Config
 	Stats Stats
 
-	nodes   []node // allot's nodes, from Config.Addr
-	cur     int    // the node read from
-	trimmed map[int]uint64
+	nodes   []node        // allot's nodes, from Config.Addr
+	cur     int           // the node read from
+	refused map[int]error // nodes that refused the read after the checkpoint for good, since the last read
 	conn    *amqp.Connection
 	ch      *amqp.Channel
+	closed  chan *amqp.Error // the channel's close, with the broker's reason
+	// sentLast is the last seq handed to the broker in a round that was
+	// not confirmed: an event up to it published again may be a repeat.
+	sentLast uint64
 }
 
 // node is one allot server the relay may read from.
@@ -132,7 +147,7 @@ func New(cfg Config) (*Relay, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Relay{cfg: cfg, trimmed: map[int]uint64{}}
+	r := &Relay{cfg: cfg, refused: map[int]error{}}
 	for _, addr := range strings.Split(cfg.Addr, ",") {
 		addr = strings.TrimSpace(addr)
 		cl, err := client.New(client.Config{Addr: addr, Password: cfg.Password, PoolSize: 1})
@@ -153,23 +168,19 @@ func (r *Relay) closeNodes() {
 
 // readFailed takes a failed read of the change stream after pos from the
 // current node and moves to the next one. It returns an error when the
-// relay must stop: every node refused pos as trimmed, so the events after
-// it are gone (a node restored from a snapshot may refuse a cursor another
-// node still serves).
+// relay must stop: every node refused the read for good (see refused), so
+// that no retry can go on from the checkpoint. A node that refuses may be
+// alone in doing so (a node restored from a snapshot may refuse a cursor
+// another node still serves; a standby may trail the node the checkpoint
+// was read from), so one refusal only moves the relay on.
 func (r *Relay) readFailed(pos uint64, err error) error {
 	addr := r.nodes[r.cur].addr
-	var te *client.TrimmedError
-	if errors.As(err, &te) {
-		r.trimmed[r.cur] = te.Oldest
-		if len(r.trimmed) == len(r.nodes) {
-			oldest := te.Oldest
-			for _, o := range r.trimmed {
-				oldest = min(oldest, o)
-			}
-			return fmt.Errorf("relay: checkpoint %d in %s is older than allot keeps (oldest seq %d): events %d..%d are gone; %w",
-				pos, r.cfg.Checkpoint, oldest, pos+1, oldest-1, err)
+	if refused(err) {
+		r.refused[r.cur] = err
+		if len(r.refused) == len(r.nodes) {
+			return r.refusedEverywhere(pos)
 		}
-		r.cfg.Logger.Warn("relay: this node no longer keeps the events after the checkpoint; trying the next", "addr", addr, "after", pos, "oldest", te.Oldest)
+		r.cfg.Logger.Warn("relay: this node refuses to read after the checkpoint; trying the next", "addr", addr, "after", pos, "err", err)
 	} else {
 		r.cfg.Logger.Warn("relay: reading the change stream", "addr", addr, "after", pos, "err", err)
 	}
@@ -177,9 +188,83 @@ func (r *Relay) readFailed(pos uint64, err error) error {
 	return nil
 }
 
+// refused reports whether err is a refusal no retry at that node fixes: a
+// checkpoint older than the node keeps (-TRIMMED), one past its newest seq,
+// or a password it does not take.
+func refused(err error) bool {
+	var te *client.TrimmedError
+	if errors.As(err, &te) {
+		return true
+	}
+	if _, ok := pastNewest(err); ok {
+		return true
+	}
+	var se *client.ServerError
+	if errors.As(err, &se) {
+		for _, p := range []string{"WRONGPASS", "NOAUTH", "ERR AUTH "} {
+			if strings.HasPrefix(se.Msg, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pastNewest returns the newest seq of a node that refused a cursor past
+// it (-ERR after <a> is past the newest seq <n>, changes.FutureError).
+func pastNewest(err error) (uint64, bool) {
+	var se *client.ServerError
+	if !errors.As(err, &se) {
+		return 0, false
+	}
+	var after, newest uint64
+	if _, err := fmt.Sscanf(se.Msg, "ERR after %d is past the newest seq %d", &after, &newest); err != nil {
+		return 0, false
+	}
+	return newest, true
+}
+
+// refusedEverywhere is the error of a relay that every node refused.
+func (r *Relay) refusedEverywhere(pos uint64) error {
+	var trimmed *client.TrimmedError
+	oldest := uint64(0)
+	for _, err := range r.refused {
+		var te *client.TrimmedError
+		if !errors.As(err, &te) {
+			trimmed = nil
+			break
+		}
+		if trimmed == nil || te.Oldest < oldest {
+			trimmed, oldest = te, te.Oldest
+		}
+	}
+	if trimmed != nil {
+		return fmt.Errorf("relay: checkpoint %d in %s is older than allot keeps (oldest seq %d): events %d..%d are gone; %w",
+			pos, r.cfg.Checkpoint, oldest, pos+1, oldest-1, trimmed)
+	}
+	var errs []error
+	for i, n := range r.nodes {
+		err, ok := r.refused[i]
+		if !ok {
+			continue
+		}
+		if newest, ok := pastNewest(err); ok {
+			err = fmt.Errorf("%s: checkpoint %d in %s is past the newest seq %d: it is another server's (or data dir's), or allot lost events it had served (or, listed alone, this node trails the one it was read from); relaying on would skip this server's events up to %d: %w",
+				n.addr, pos, r.cfg.Checkpoint, newest, pos, err)
+		} else {
+			err = fmt.Errorf("%s: %w", n.addr, err)
+		}
+		errs = append(errs, err)
+	}
+	return fmt.Errorf("relay: allot refused to read after checkpoint %d: %w", pos, errors.Join(errs...))
+}
+
 // Run relays until ctx is done (it then returns nil) or a failure that no
-// retry can fix: a checkpoint older than allot's journal keeps on every
-// node (a *client.TrimmedError), or a checkpoint file that does not parse.
+// retry can fix: every node refusing the read (a checkpoint older than
+// allot's journal keeps, a *client.TrimmedError; one past the newest seq; a
+// wrong password), a checkpoint file that does not parse or cannot be
+// written, or the broker refusing the exchange or queue (see
+// brokerRefused).
 func (r *Relay) Run(ctx context.Context) error {
 	defer r.closeBroker()
 	defer r.closeNodes()
@@ -187,13 +272,22 @@ func (r *Relay) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Written back before anything is published: a checkpoint that cannot
+	// be written stops the relay now, not after a batch that a restart
+	// would send again.
+	if err := WriteCheckpoint(r.cfg.Checkpoint, pos); err != nil {
+		return err
+	}
 	r.Stats.Position.Store(pos)
-	failed := false // the last round failed: its events go again
 	connected := false
 	for ctx.Err() == nil {
 		if r.ch == nil {
 			if err := r.connect(); err != nil {
-				r.cfg.Logger.Warn("relay: broker unreachable", "err", err)
+				var re *refusedError
+				if errors.As(err, &re) {
+					return fmt.Errorf("relay: the broker refused, and no retry fixes that: %w", re.err)
+				}
+				r.cfg.Logger.Warn("relay: connecting to the broker", "err", err)
 				sleep(ctx, r.cfg.RetryPause)
 				continue
 			}
@@ -215,25 +309,27 @@ func (r *Relay) Run(ctx context.Context) error {
 			sleep(ctx, r.cfg.RetryPause)
 			continue
 		}
-		clear(r.trimmed)
+		clear(r.refused)
 		if len(evs) == 0 {
 			continue
 		}
-		if failed {
-			r.Stats.Resent.Add(int64(len(evs)))
+		for i := range evs {
+			if evs[i].Seq > r.sentLast {
+				break
+			}
+			r.Stats.Resent.Add(1)
 		}
-		msgs, err := r.publish(ctx, evs)
+		msgs, sent, err := r.publish(ctx, evs)
 		if err != nil {
+			r.sentLast = max(r.sentLast, sent)
 			if ctx.Err() != nil {
 				return nil
 			}
 			r.cfg.Logger.Warn("relay: batch not confirmed; reconnecting and sending it again", "from", evs[0].Seq, "to", evs[len(evs)-1].Seq, "err", err)
-			failed = true
 			r.closeBroker()
 			sleep(ctx, r.cfg.RetryPause)
 			continue
 		}
-		failed = false
 		last := evs[len(evs)-1].Seq
 		if err := WriteCheckpoint(r.cfg.Checkpoint, last); err != nil {
 			return err
@@ -251,15 +347,19 @@ func (r *Relay) Run(ctx context.Context) error {
 func (r *Relay) connect() error {
 	conn, err := amqp.DialConfig(r.cfg.AMQPURL, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second)})
 	if err != nil {
-		return err
+		return fmt.Errorf("connect: %w", err)
 	}
 	ch, err := conn.Channel()
 	if err == nil {
-		err = ch.ExchangeDeclare(r.cfg.Exchange, "topic", true, false, false, false, nil)
+		if err = ch.ExchangeDeclare(r.cfg.Exchange, "topic", true, false, false, false, nil); err != nil {
+			err = fmt.Errorf("declare the durable topic exchange %q: %w", r.cfg.Exchange, err)
+		}
 	}
 	if err == nil && r.cfg.Queue != "" {
-		if _, err = ch.QueueDeclare(r.cfg.Queue, true, false, false, false, nil); err == nil {
-			err = ch.QueueBind(r.cfg.Queue, "#", r.cfg.Exchange, false, nil)
+		if _, err = ch.QueueDeclare(r.cfg.Queue, true, false, false, false, nil); err != nil {
+			err = fmt.Errorf("declare the durable queue %q: %w", r.cfg.Queue, err)
+		} else if err = ch.QueueBind(r.cfg.Queue, "#", r.cfg.Exchange, false, nil); err != nil {
+			err = fmt.Errorf("bind the queue %q to %q: %w", r.cfg.Queue, r.cfg.Exchange, err)
 		}
 	}
 	if err == nil {
@@ -267,10 +367,37 @@ func (r *Relay) connect() error {
 	}
 	if err != nil {
 		conn.Close()
+		if brokerRefused(err) {
+			return &refusedError{err}
+		}
 		return err
 	}
 	r.conn, r.ch = conn, ch
+	r.closed = ch.NotifyClose(make(chan *amqp.Error, 1))
 	return nil
+}
+
+// refusedError is the broker's refusal of the relay's exchange or queue
+// that no retry fixes.
+type refusedError struct{ err error }
+
+func (e *refusedError) Error() string { return e.err.Error() }
+
+// brokerRefused reports whether err, the broker's answer to declaring the
+// exchange or queue, is one no retry fixes: a name that exists with other
+// settings (PRECONDITION_FAILED) or one the user may not use
+// (ACCESS_REFUSED: the reserved "amq." prefix, no configure permission).
+//
+// A refused login is not taken as final: amqp091-go reports any failure
+// of the handshake (a broker killed in the middle of one) as
+// ErrCredentials or ErrVhost, so the relay cannot tell a wrong password
+// from a broker restarting, and it retries, logging the error.
+func brokerRefused(err error) bool {
+	var ae *amqp.Error
+	if !errors.As(err, &ae) {
+		return false
+	}
+	return ae.Code == amqp.PreconditionFailed || ae.Code == amqp.AccessRefused
 }
 
 func (r *Relay) closeBroker() {
@@ -281,11 +408,13 @@ func (r *Relay) closeBroker() {
 }
 
 // publish sends every event of the batch and waits for all the confirms.
-// It returns the number of messages sent.
-func (r *Relay) publish(ctx context.Context, evs []changes.Event) (int, error) {
+// It returns the number of messages sent and the seq of the last event
+// handed (in part, at least) to the broker.
+func (r *Relay) publish(ctx context.Context, evs []changes.Event) (msgs int, sent uint64, err error) {
 	cctx, cancel := context.WithTimeout(ctx, r.cfg.ConfirmTimeout)
 	defer cancel()
 	pending := make([]*amqp.DeferredConfirmation, 0, len(evs))
+	seqs := make([]uint64, 0, len(evs)) // pending's events
 	var body []byte
 	var keys []string
 	for i := range evs {
@@ -303,21 +432,33 @@ func (r *Relay) publish(ctx context.Context, evs []changes.Event) (int, error) {
 				Body:         append([]byte(nil), body...),
 			})
 			if err != nil {
-				return 0, fmt.Errorf("publish seq %d: %w", ev.Seq, err)
+				return 0, sent, fmt.Errorf("publish seq %d: %w", ev.Seq, err)
 			}
+			sent = ev.Seq
 			pending = append(pending, dc)
+			seqs = append(seqs, ev.Seq)
 		}
 	}
-	for _, dc := range pending {
+	for i, dc := range pending {
 		ok, err := dc.WaitContext(cctx)
 		if err != nil {
-			return 0, fmt.Errorf("waiting for confirms: %w", err)
+			return 0, sent, fmt.Errorf("waiting for confirms: %w", err)
 		}
 		if !ok {
-			return 0, errors.New("the broker nacked a message (or the channel closed)")
+			// A closed channel fails every pending confirm; it tells its
+			// close before (amqp091-go's Channel.shutdown).
+			select {
+			case e, open := <-r.closed:
+				if open {
+					return 0, sent, fmt.Errorf("the broker closed the channel before confirming seq %d: %w", seqs[i], e)
+				}
+				return 0, sent, fmt.Errorf("the channel closed before the broker confirmed seq %d", seqs[i])
+			default:
+				return 0, sent, fmt.Errorf("the broker nacked seq %d", seqs[i])
+			}
 		}
 	}
-	return len(pending), nil
+	return len(pending), sent, nil
 }
 
 // RoutingKeys appends the routing keys of ev: each SKU its rows touch,
@@ -355,6 +496,9 @@ func ReadCheckpoint(name string) (uint64, error) {
 	}
 	seq, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 63)
 	if err != nil {
+		if len(b) > 40 {
+			b = append(b[:40:40], "..."...)
+		}
 		return 0, fmt.Errorf("relay: checkpoint %s does not hold a seq: %q", name, b)
 	}
 	return seq, nil

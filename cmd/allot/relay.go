@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"io"
 	"log/slog"
 	"os"
@@ -36,7 +34,15 @@ With the servers of 'allot services up rabbitmq' and 'allot serve':
 For a cluster shard, name its nodes: every node serves the change stream
 with the same seqs, and the relay moves to the next node when a read fails
 (a dead node, or one that no longer keeps the checkpoint's events):
-  allot relay --addr 10.0.0.1:7379,10.0.0.2:7379,10.0.0.3:7379`
+  allot relay --addr 10.0.0.1:7379,10.0.0.2:7379,10.0.0.3:7379
+
+It retries what may pass (a node or the broker down, a nack, a lost
+connection) and stops with an error, exit 1, on what no retry fixes: every
+node refuses the read (a checkpoint older than allot keeps, or past its
+newest seq as another server's checkpoint would be; a wrong --password), a
+checkpoint file that cannot be read or written, or the broker refusing the
+exchange or queue (declared elsewhere with other settings). A refused
+broker login is logged and retried.`
 
 func runRelay(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("relay", "[flags]", relayAbout, stderr)
@@ -45,16 +51,29 @@ func runRelay(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.Password, "password", os.Getenv("ALLOT_PASSWORD"), "allot server's password (ALLOT_PASSWORD)")
 	fs.StringVar(&cfg.AMQPURL, "amqp", envOr("ALLOT_RELAY_AMQP", "amqp://guest:guest@127.0.0.1:14672/"), "RabbitMQ URL (ALLOT_RELAY_AMQP); the default is the node of 'allot services up rabbitmq'")
 	fs.StringVar(&cfg.Exchange, "exchange", "allot.changes", "topic exchange to publish to (declared durable)")
-	fs.StringVar(&cfg.Queue, "queue", "", "also declare this durable queue, bound to every routing key")
+	fs.StringVar(&cfg.Queue, "queue", "", "also declare this durable queue, bound to every routing key; without it (or another queue bound), the exchange drops the events and the relay still checkpoints them")
 	fs.StringVar(&cfg.Checkpoint, "checkpoint", "relay.checkpoint", "file holding the seq of the last confirmed event")
 	fs.IntVar(&cfg.BatchMax, "batch", 500, "events per read and confirm round (1..10000)")
-	fs.DurationVar(&cfg.Block, "block", time.Second, "how long one read waits for new events")
-	fs.DurationVar(&cfg.ConfirmTimeout, "confirm-timeout", 30*time.Second, "how long to wait for a batch's confirms before sending it again")
+	fs.DurationVar(&cfg.Block, "block", time.Second, "how long one read waits for new events (1ms..60s)")
+	fs.DurationVar(&cfg.ConfirmTimeout, "confirm-timeout", 30*time.Second, "how long to wait for a batch's confirms before sending it again (> 0)")
 	if err := parseFlags(fs, args, stdout); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return &exitError{code: 2}
+		return err
+	}
+	// relay.Config takes a zero for its default (the Go API's way); here
+	// the flags carry the defaults, so a zero was asked for, and replacing
+	// it silently by the default would ignore the flag.
+	switch {
+	case cfg.Exchange == "":
+		return &exitError{code: 2, msg: "--exchange is empty: name the topic exchange to publish to (the broker's default exchange cannot be declared)"}
+	case cfg.BatchMax == 0:
+		return &exitError{code: 2, msg: "--batch 0 is not in 1..10000"}
+	case cfg.Block == 0:
+		return &exitError{code: 2, msg: "--block 0s: the relay would poll allot without waiting; give 1ms..60s"}
+	case cfg.ConfirmTimeout == 0:
+		return &exitError{code: 2, msg: "--confirm-timeout 0s: no confirm could arrive in time; give a positive duration"}
+	}
+	if err := cfg.Validate(); err != nil {
+		return &exitError{code: 2, msg: err.Error()}
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	r, err := relay.New(cfg)
