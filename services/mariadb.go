@@ -73,6 +73,7 @@ func (s mariadbServer) writeConf(in *instance, d store.Durability) error {
 	err = t.Execute(&b, map[string]any{
 		"Data": filepath.Join(in.dir, "data"), "Dir": in.dir, "Port": in.port,
 		"FlushLogAtTrxCommit": store.InnoDBFlushLogAtTrxCommit(d),
+		"SyncBinlog":          store.MariaDBSyncBinlog(d),
 	})
 	if err != nil {
 		return err
@@ -91,22 +92,24 @@ func (mariadbServer) probe(ctx context.Context, in *instance) (probeResult, erro
 	}
 	defer db.Close()
 	var version string
-	var flush int
-	if err := db.QueryRowContext(ctx, "SELECT VERSION(), @@GLOBAL.innodb_flush_log_at_trx_commit").Scan(&version, &flush); err != nil {
+	var flush, logBin, syncBinlog int
+	if err := db.QueryRowContext(ctx, "SELECT VERSION(), @@GLOBAL.innodb_flush_log_at_trx_commit, @@GLOBAL.log_bin, @@GLOBAL.sync_binlog").Scan(&version, &flush, &logBin, &syncBinlog); err != nil {
 		return probeResult{}, err
 	}
 	d := store.DurabilityFsync
-	switch flush {
-	case 2:
-		d = store.DurabilityWrite
-	case 0:
+	switch {
+	case flush == 0:
 		d = store.DurabilityNone
+	case flush == 2 || (logBin == 1 && syncBinlog != 1):
+		// With the binlog on, a commit is durable once the binlog is
+		// synced too (store.MariaDBSyncBinlog).
+		d = store.DurabilityWrite
 	}
 	return probeResult{version: "MariaDB " + version, durability: d}, nil
 }
 
-// setDurability sets innodb_flush_log_at_trx_commit at runtime and in
-// my.cnf for the next start.
+// setDurability sets innodb_flush_log_at_trx_commit and sync_binlog at
+// runtime and in my.cnf for the next start.
 func (s mariadbServer) setDurability(ctx context.Context, in *instance, d store.Durability) (bool, error) {
 	if err := s.writeConf(in, d); err != nil {
 		return false, err
@@ -116,6 +119,7 @@ func (s mariadbServer) setDurability(ctx context.Context, in *instance, d store.
 		return false, err
 	}
 	defer db.Close()
-	_, err = db.ExecContext(ctx, fmt.Sprintf("SET GLOBAL innodb_flush_log_at_trx_commit = %d", store.InnoDBFlushLogAtTrxCommit(d)))
+	_, err = db.ExecContext(ctx, fmt.Sprintf("SET GLOBAL innodb_flush_log_at_trx_commit = %d, GLOBAL sync_binlog = %d",
+		store.InnoDBFlushLogAtTrxCommit(d), store.MariaDBSyncBinlog(d)))
 	return false, err
 }

@@ -180,7 +180,10 @@ type HoldInfo struct {
 //   - Confirm: held -> confirmed (units leave inventory for good). Repeats
 //     and other states: confirmed -> OK, cancelled -> CheckoutCancelled,
 //     expired -> CheckoutExpired, unknown -> CheckoutNotFound.
-//   - Cancel: held -> cancelled (units go back to the rows they left).
+//   - Cancel: held -> cancelled (units go back to the rows they left);
+//     a held hold past its deadline that expiry has not reached yet ->
+//     expired (units back, as the engine expires it before the cancel),
+//     so that Confirm answers CheckoutExpired before and after.
 //     cancelled or expired -> OK, confirmed -> CheckoutConfirmed, unknown
 //     -> CheckoutNotFound.
 //   - A finished hold is remembered at least as long as the bench runs

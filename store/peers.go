@@ -60,6 +60,20 @@ func InnoDBFlushLogAtTrxCommit(d Durability) int {
 	return 1
 }
 
+// MariaDBSyncBinlog returns sync_binlog for d: 1 syncs the binary log at
+// each (group) commit. It matters whenever the binary log is on: InnoDB
+// then skips the redo log's fsync at commit and recovers from the binlog,
+// rolling back what a prepared transaction left out of it, so
+// innodb_flush_log_at_trx_commit=1 alone does not survive a power cut
+// (MariaDB KB, "Binlog group commit and innodb_flush_log_at_trx_commit").
+// write and none leave the binlog to the OS, as they leave the redo log.
+func MariaDBSyncBinlog(d Durability) int {
+	if d == DurabilityFsync || d == "" {
+		return 1
+	}
+	return 0
+}
+
 // PostgresSynchronousCommit returns synchronous_commit for d: on for fsync,
 // off otherwise (none differs by its unlogged table, not this setting).
 func PostgresSynchronousCommit(d Durability) string {

@@ -493,7 +493,8 @@ func (s *Session) cancel(ctx context.Context, hold string) (store.CheckoutCode, 
 		return 0, fmt.Errorf("mysql: cancel %s: %w", hold, err)
 	}
 	var state int
-	err := s.conn.QueryRowContext(ctx, "SELECT state FROM "+holds+" WHERE id = "+hexLit(hold)+" FOR UPDATE").Scan(&state)
+	var due bool
+	err := s.conn.QueryRowContext(ctx, "SELECT state, expires_at <= "+nowMS+" FROM "+holds+" WHERE id = "+hexLit(hold)+" FOR UPDATE").Scan(&state, &due)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.CheckoutNotFound, s.rollback(nil)
 	}
@@ -506,7 +507,13 @@ func (s *Session) cancel(ctx context.Context, hold string) (store.CheckoutCode, 
 	case stateCancelled, stateExpired:
 		return store.CheckoutOK, s.rollback(nil)
 	}
-	if err := s.giveBack(ctx, []string{hold}, stateCancelled); err != nil {
+	// Past its deadline (the sweeper has not come yet) it is expired, not
+	// cancelled: Confirm already answers expired for it.
+	finished := stateCancelled
+	if due {
+		finished = stateExpired
+	}
+	if err := s.giveBack(ctx, []string{hold}, finished); err != nil {
 		return 0, fmt.Errorf("mysql: cancel %s: %w", hold, s.rollback(err))
 	}
 	if _, err := s.conn.ExecContext(ctx, "COMMIT"); err != nil {

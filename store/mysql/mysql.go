@@ -176,7 +176,9 @@ func (s *Store) fill(name string) string {
 // durabilitySQL is the server-wide setting for the durability. InnoDB:
 // innodb_flush_log_at_trx_commit 1 (write and flush the redo log at each
 // commit), 2 (write at each commit, flush about once a second), 0 for none
-// (both about once a second). MyISAM has no log: every statement's changes
+// (both about once a second), and sync_binlog 1 for fsync, else 0: with
+// the binary log on, a commit is durable only once the binlog is synced
+// too (store.MariaDBSyncBinlog). MyISAM has no log: every statement's changes
 // go to the OS at once, and flush=ON syncs them to disk after each
 // statement, the nearest it has to fsync; write and none both leave it
 // OFF.
@@ -187,7 +189,8 @@ func (s *Store) durabilitySQL() string {
 		}
 		return "SET GLOBAL flush = OFF"
 	}
-	return fmt.Sprintf("SET GLOBAL innodb_flush_log_at_trx_commit = %d", store.InnoDBFlushLogAtTrxCommit(s.cfg.Durability))
+	return fmt.Sprintf("SET GLOBAL innodb_flush_log_at_trx_commit = %d, GLOBAL sync_binlog = %d",
+		store.InnoDBFlushLogAtTrxCommit(s.cfg.Durability), store.MariaDBSyncBinlog(s.cfg.Durability))
 }
 
 // loadBatchRows is how many rows one INSERT carries: 6 placeholders each,
@@ -270,17 +273,22 @@ func (s *Store) Rows(ctx context.Context) ([]inventory.Row, error) {
 // settings that decide durability.
 func (s *Store) Describe(ctx context.Context) (string, error) {
 	var version, engine string
-	var flushLog, flush int
+	var flushLog, flush, logBin, syncBinlog int
 	err := s.db.QueryRowContext(ctx, `SELECT VERSION(), @@GLOBAL.innodb_flush_log_at_trx_commit, @@GLOBAL.flush,
+		@@GLOBAL.log_bin, @@GLOBAL.sync_binlog,
 		(SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?)`, s.opt.Table).
-		Scan(&version, &flushLog, &flush, &engine)
+		Scan(&version, &flushLog, &flush, &logBin, &syncBinlog, &engine)
 	if err != nil {
 		return "", fmt.Errorf("mysql: describe: %w", err)
 	}
 	if engine == "MyISAM" {
 		return fmt.Sprintf("MariaDB %s, table %s MyISAM, flush=%s (table locks)", version, s.opt.Table, map[int]string{0: "OFF", 1: "ON"}[flush]), nil
 	}
-	return fmt.Sprintf("MariaDB %s, table %s %s, innodb_flush_log_at_trx_commit=%d, sessions READ-COMMITTED", version, s.opt.Table, engine, flushLog), nil
+	binlog := "binlog off"
+	if logBin == 1 {
+		binlog = fmt.Sprintf("binlog on, sync_binlog=%d", syncBinlog)
+	}
+	return fmt.Sprintf("MariaDB %s, table %s %s, innodb_flush_log_at_trx_commit=%d, %s, sessions READ-COMMITTED", version, s.opt.Table, engine, flushLog, binlog), nil
 }
 
 // Close closes the pool.

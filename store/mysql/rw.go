@@ -2,7 +2,10 @@ package mysql
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"allot/store"
 	"allot/store/sqlrecords"
@@ -15,36 +18,53 @@ var _ store.RWStore = (*Store)(nil)
 // (package sqlrecords says how each request is written). --durable is the
 // engine's server-wide setting, set here and put back on Close: InnoDB's
 // innodb_flush_log_at_trx_commit 1 (flush the redo log at each commit) or
-// 2 (write it at each commit, flush about once a second); MyISAM's flush
-// ON (sync after each statement) or OFF (leave it to the OS). The seed
+// 2 (write it at each commit, flush about once a second), with
+// sync_binlog 1 or 0 (with the binary log on, a commit is durable only
+// once the binlog is synced: store.MariaDBSyncBinlog); MyISAM's flush ON
+// (sync after each statement) or OFF (leave it to the OS). The seed
 // bench's durable switch meant the same settings.
 func (s *Store) RWOpen(ctx context.Context, opts store.RWOptions) (store.RWSpace, error) {
 	table := "`" + s.opt.Table + "_rw_" + store.RWSpaceID() + "`"
-	variable, value := "innodb_flush_log_at_trx_commit", "2"
+	mode := store.DurabilityWrite
 	if opts.Durable {
-		value = "1"
+		mode = store.DurabilityFsync
+	}
+	type setting struct{ variable, value, before string }
+	settings := []setting{
+		{variable: "innodb_flush_log_at_trx_commit", value: strconv.Itoa(store.InnoDBFlushLogAtTrxCommit(mode))},
+		{variable: "sync_binlog", value: strconv.Itoa(store.MariaDBSyncBinlog(mode))},
 	}
 	if s.opt.Engine == MyISAM {
-		variable, value = "flush", "OFF"
-		if opts.Durable {
-			value = "ON"
+		settings = []setting{{variable: "flush", value: map[bool]string{true: "ON", false: "OFF"}[opts.Durable]}}
+	}
+	names := make([]string, len(settings))
+	for i := range settings {
+		st := &settings[i]
+		names[i] = st.variable + "=" + st.value
+		if err := s.db.QueryRowContext(ctx, "SELECT @@GLOBAL."+st.variable).Scan(&st.before); err != nil {
+			return nil, fmt.Errorf("mysql: reading %s: %w", st.variable, err)
+		}
+		if st.variable == "flush" {
+			st.before = map[bool]string{true: "ON", false: "OFF"}[st.before == "1"]
 		}
 	}
-	var before string
-	if err := s.db.QueryRowContext(ctx, "SELECT @@GLOBAL."+variable).Scan(&before); err != nil {
-		return nil, fmt.Errorf("mysql: reading %s: %w", variable, err)
-	}
-	if _, err := s.db.ExecContext(ctx, "SET GLOBAL "+variable+" = "+value); err != nil {
-		return nil, fmt.Errorf("mysql: setting %s: %w", variable, err)
-	}
-	restore := func(ctx context.Context) error {
-		if before == "1" && variable == "flush" {
-			before = "ON"
-		} else if before == "0" && variable == "flush" {
-			before = "OFF"
+	// set puts value (or before) in every variable.
+	set := func(ctx context.Context, restore bool) error {
+		var err error
+		for _, st := range settings {
+			v := st.value
+			if restore {
+				v = st.before
+			}
+			if _, e := s.db.ExecContext(ctx, "SET GLOBAL "+st.variable+" = "+v); e != nil {
+				err = errors.Join(err, fmt.Errorf("mysql: setting %s: %w", st.variable, e))
+			}
 		}
-		_, err := s.db.ExecContext(ctx, "SET GLOBAL "+variable+" = "+before)
 		return err
+	}
+	restore := func(ctx context.Context) error { return set(ctx, true) }
+	if err := set(ctx, false); err != nil {
+		return nil, errors.Join(err, restore(ctx))
 	}
 	d := sqlrecords.Dialect{
 		Name:         "mysql " + string(s.opt.Engine),
@@ -55,7 +75,7 @@ func (s *Store) RWOpen(ctx context.Context, opts store.RWOptions) (store.RWSpace
 		TableLocks:   s.opt.Engine == MyISAM,
 		UpsertSuffix: " ON DUPLICATE KEY UPDATE v = VALUES(v)",
 		IsConflict:   isConflict,
-		Setting:      variable + "=" + value + ", " + string(s.opt.Engine) + ", READ COMMITTED",
+		Setting:      strings.Join(names, ", ") + ", " + string(s.opt.Engine) + ", READ COMMITTED",
 		Restore:      restore,
 	}
 	sp, err := sqlrecords.Open(ctx, s.db, false, d, opts)

@@ -332,8 +332,9 @@ func (s *Session) Confirm(ctx context.Context, hold string) (store.CheckoutCode,
 	return store.CheckoutExpired, nil
 }
 
-// Cancel locks the hold, gives a live one's units back and marks it
-// cancelled, in one transaction (two round trips).
+// Cancel locks the hold, gives a held one's units back and marks it
+// cancelled (expired if its deadline passed), in one transaction (two
+// round trips).
 func (s *Session) Cancel(ctx context.Context, hold string) (store.CheckoutCode, error) {
 	if d := inventory.CheckID(hold); d != "" {
 		return store.CheckoutInvalid, nil
@@ -356,9 +357,10 @@ func (s *Session) cancel(ctx context.Context, hold string) (store.CheckoutCode, 
 	br := c.SendBatch(ctx, b)
 	_, err := br.Exec()
 	var state int16
+	var due bool
 	found := true
 	if err == nil {
-		err = br.QueryRow().Scan(&state)
+		err = br.QueryRow().Scan(&state, &due)
 		if errors.Is(err, pgx.ErrNoRows) {
 			found, err = false, nil
 		}
@@ -382,10 +384,14 @@ func (s *Session) cancel(ctx context.Context, hold string) (store.CheckoutCode, 
 		return store.CheckoutOK, nil
 	}
 	ids := []string{hold}
+	finished := stateCancelled
+	if due {
+		finished = stateExpired
+	}
 	b = &pgx.Batch{}
 	b.Queue(SQL("holds_lock_rows"), ids)
 	b.Queue(SQL("holds_return"), ids)
-	b.Queue(SQL("hold_cancel"), hold)
+	b.Queue(SQL("hold_cancel"), hold, finished)
 	b.Queue("commit")
 	if err := c.SendBatch(ctx, b).Close(); err != nil {
 		return 0, s.abort(ctx, "cancel", err)

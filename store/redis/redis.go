@@ -273,9 +273,17 @@ func (s *Store) Session(ctx context.Context) (store.Session, error) {
 
 // clientOptions are the options of a client with a pool of poolSize
 // connections.
+//
+// MaxRetries -1: go-redis otherwise sends a command again (three times)
+// after its connection broke (io.EOF), even when the server had already
+// run it. A capture, a release or a keyless order is not idempotent: its
+// repeat takes or gives the units twice while the caller hears of one.
+// A lost connection is an error whose outcome is unknown (store.Session),
+// and the caller decides whether to repeat.
 func clientOptions(cfg store.Config, poolSize int) *goredis.Options {
 	return &goredis.Options{
 		Addr:         cfg.Addr,
+		MaxRetries:   -1,
 		PoolSize:     poolSize,
 		DialTimeout:  cfg.Timeout,
 		ReadTimeout:  cfg.Timeout,

@@ -211,8 +211,14 @@ local function cancel(name, id)
     end
     local s = h[2]
     if s == HELD then
+        -- Past its deadline (the fiber has not come yet) it is expired,
+        -- not cancelled: confirm already answers expired for it.
+        local st = CANCELLED
+        if h[3] <= now_ms() then
+            st = EXPIRED
+        end
         give_back(box.space[name], h[6])
-        holds:update(id, {{'=', 2, CANCELLED}})
+        holds:update(id, {{'=', 2, st}})
         return {OK, 0}
     elseif s == CONFIRMED then
         return {C_CONFIRMED, 0}
