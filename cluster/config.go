@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"allot/engine"
 	"allot/server"
@@ -68,8 +71,8 @@ const (
 
 // Validate fills defaults and checks the fields.
 func (c *Config) Validate() error {
-	if strings.TrimSpace(c.URLs) == "" {
-		return errors.New("cluster: no NATS URL given")
+	if err := checkURLs(c.URLs); err != nil {
+		return err
 	}
 	if c.Shard == "" {
 		c.Shard = "main"
@@ -80,6 +83,9 @@ func (c *Config) Validate() error {
 	if c.NodeID == "" {
 		host, _ := os.Hostname()
 		c.NodeID = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if strings.IndexFunc(c.NodeID, unicode.IsControl) >= 0 {
+		return fmt.Errorf("cluster: node ID %q has a control character (it travels in the log's message headers)", c.NodeID)
 	}
 	if c.LeaseTTL == 0 {
 		c.LeaseTTL = 3 * time.Second
@@ -103,6 +109,45 @@ func (c *Config) Validate() error {
 		return err
 	}
 	return c.Server.Validate()
+}
+
+// checkURLs checks a comma-separated list of NATS URLs as the NATS client
+// reads it (a URL without a scheme is nats://; without a port, 4222). The
+// client skips empty entries and, given none, connects to its default
+// (nats://127.0.0.1:4222), whatever runs there: a list with no URL, or an
+// empty entry (a typo, a variable left unset), is refused here.
+func checkURLs(list string) error {
+	if strings.Trim(list, " ,") == "" {
+		return errors.New("cluster: no NATS URL given")
+	}
+	for _, s := range strings.Split(list, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			return fmt.Errorf("cluster: an empty URL in the NATS URLs %q", list)
+		}
+		raw := s
+		if !strings.Contains(raw, "://") {
+			raw = "nats://" + raw
+		}
+		u, err := url.Parse(raw)
+		if err != nil {
+			return fmt.Errorf("cluster: NATS URL %q: %w", s, err)
+		}
+		switch u.Scheme {
+		case "nats", "tls", "ws", "wss":
+		default:
+			return fmt.Errorf("cluster: NATS URL %q: scheme %q (want nats, tls, ws or wss)", s, u.Scheme)
+		}
+		if u.Hostname() == "" {
+			return fmt.Errorf("cluster: NATS URL %q names no host", s)
+		}
+		if p := u.Port(); p != "" {
+			if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+				return fmt.Errorf("cluster: NATS URL %q: port %q", s, p)
+			}
+		}
+	}
+	return nil
 }
 
 // ConfigError is Run's error for a configuration it refuses before it

@@ -62,6 +62,11 @@ func openShard(ctx context.Context, urls, shard, node string, leaseTTL time.Dura
 		if err == nil {
 			err = l.create(ctx, leaseTTL)
 		}
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			nc.Close()
+			return nil, ce
+		}
 		if err == nil {
 			return l, nil
 		}
@@ -116,6 +121,15 @@ func (l *shardLog) checkShard(ctx context.Context, shard string) error {
 func (l *shardLog) create(ctx context.Context, leaseTTL time.Duration) error {
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	if err := l.checkExisting(rctx, "stream", l.names.stream, 0); err != nil {
+		return err
+	}
+	if err := l.checkExisting(rctx, "lease bucket", "KV_"+l.names.lease, leaseTTL); err != nil {
+		return err
+	}
+	if err := l.checkExisting(rctx, "object store", "OBJ_"+l.names.snaps, 0); err != nil {
+		return err
+	}
 	var err error
 	l.stream, err = l.js.CreateOrUpdateStream(rctx, jetstream.StreamConfig{
 		Name: l.names.stream, Subjects: []string{l.names.subject},
@@ -135,6 +149,35 @@ func (l *shardLog) create(ctx context.Context, leaseTTL time.Duration) error {
 		Description: "allot snapshots of one shard"})
 	if err != nil {
 		return fmt.Errorf("object store %s: %w", l.names.snaps, err)
+	}
+	return nil
+}
+
+// checkExisting refuses, as a ConfigError, a resource of the shard (what,
+// held in the stream named stream) that exists with settings create must
+// not or cannot change: storage other than file (JetStream refuses to
+// change it, and openShard retried that for ever as if JetStream were not
+// ready), and, for the lease bucket, a TTL other than leaseTTL (create
+// changed it under the running primary, which then renewed a lease the
+// bucket forgot between renewals: a failover every few seconds). Other
+// settings create makes what the design wants (R3, no limits). A stream
+// that does not exist yet is fine; a failure to look is retried.
+func (l *shardLog) checkExisting(ctx context.Context, what, stream string, leaseTTL time.Duration) error {
+	s, err := l.js.Stream(ctx, stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", what, stream, err)
+	}
+	cfg := s.CachedInfo().Config
+	if cfg.Storage != jetstream.FileStorage {
+		return &ConfigError{fmt.Errorf("cluster: the %s %s exists with %s storage; a shard's must be file storage (R3): delete it, or give another --shard",
+			what, stream, strings.ToLower(cfg.Storage.String()))}
+	}
+	if leaseTTL > 0 && cfg.MaxAge != leaseTTL {
+		return &ConfigError{fmt.Errorf("cluster: the lease bucket %s has a TTL of %v, and this node was given --lease-ttl %v: every node of a shard must use the bucket's TTL (give --lease-ttl %v), or stop every node of the shard and delete the bucket to change it",
+			l.names.lease, cfg.MaxAge, leaseTTL, cfg.MaxAge)}
 	}
 	return nil
 }

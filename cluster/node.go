@@ -528,6 +528,19 @@ func (n *node) keepLease(me leaseValue, rev uint64) *leaseKeeper {
 				continue // broken on purpose: trust the log alone
 			}
 			if errors.Is(err, jetstream.ErrKeyExists) || isWrongSequence(err) || errors.Is(err, jetstream.ErrKeyNotFound) {
+				// A renewal whose reply was lost (a timeout while NATS
+				// elected the bucket's leader, a connection that dropped
+				// and came back within the lease) may have landed: the
+				// lease is then this node's at a later revision, and
+				// giving it up would leave it naming this node, which no
+				// node could take until the TTL ran out.
+				if v, cur, found, rerr := n.log.readLease(ctx); rerr == nil && found && v == me && cur > rev {
+					k.mu.Lock()
+					k.rev = cur
+					k.mu.Unlock()
+					n.logger.Info("cluster: the lease was renewed by a renewal whose reply was lost", "rev", cur)
+					continue
+				}
 				k.mu.Lock()
 				k.rev, k.lost = 0, fmt.Errorf("cluster: lost the lease: %w", err)
 				k.mu.Unlock()

@@ -201,6 +201,10 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		logf("pprof on %s", pprofAddr)
 	}
 	if clusterCfg.URLs != "" {
+		if clusterCfg.Shard == "" {
+			// Given empty (a script's unset variable): not shard main.
+			return &exitError{code: 2, msg: "--shard (env ALLOT_SHARD) is empty; leave it out for the shard main"}
+		}
 		return serveCluster(clusterCfg, engineCfg, cfg, stderr, logf)
 	}
 	e, err := engine.Open(engineCfg)
