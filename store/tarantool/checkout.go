@@ -191,8 +191,11 @@ func (s *session) HoldGet(ctx context.Context, hold string, info *store.HoldInfo
 	if err != nil {
 		return false, fmt.Errorf("tarantool: hold.get %s: %w", hold, err)
 	}
+	if len(data) != 1 {
+		return false, fmt.Errorf("tarantool: hold.get %s: reply %v, want one value", hold, data)
+	}
 	reply, ok := data[0].([]any)
-	if len(data) != 1 || !ok || len(reply) != 2 {
+	if !ok || len(reply) != 2 {
 		return false, fmt.Errorf("tarantool: hold.get %s: reply %v", hold, data)
 	}
 	state, ok1 := toInt64(reply[0])
