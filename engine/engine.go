@@ -280,10 +280,13 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	lock, err := cfg.FS.Lock(path.Join(cfg.Dir, "LOCK"))
 	if err != nil {
-		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		switch {
+		case errors.Is(err, vfs.ErrLocked):
+			return nil, fmt.Errorf("engine: data directory %s is in use: %w", cfg.Dir, err)
+		case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS):
 			return nil, fmt.Errorf("engine: data directory %s is not writable: %w", cfg.Dir, err)
 		}
-		return nil, fmt.Errorf("engine: data directory %s is in use: %w", cfg.Dir, err)
+		return nil, fmt.Errorf("engine: lock data directory %s: %w", cfg.Dir, err)
 	}
 	start := time.Now()
 	// Replay runs with the shortest window (inventory.ReplayRetentionMS),

@@ -31,6 +31,12 @@
 // valid frame after it, a bad frame in an older segment, a gap in LSNs or a
 // corrupt snapshot is corruption of acknowledged data: Open refuses with a
 // *CorruptionError naming the file and offset, and never drops it silently.
+// The same goes, in a segment of either kind, for ops that repeat (a
+// segment or a frame that does not start where the one before it ended),
+// and for a gap after an unsynced segment wider than the zeros at its end
+// could have held (a missing segment, not a lost tail). Recovery syncs every segment it keeps before
+// it appends: ops acknowledged from then on build on the frames it
+// replayed.
 //
 // Concurrency: see the Journal type. The journal never reads a clock and
 // never decides when to write or sync: the engine does, by durability mode.

@@ -273,7 +273,13 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 	// the hole again).
 	holeAt, holeOff := -1, 0
 	prevMode := modeSynced
-	var unsynced []string // unsynced segments kept, to sync before appending
+	// prevEnd is the LSN after the previous segment's last frame, and
+	// prevRoom the bytes after that frame (zeros) where frames it lost
+	// whole could have been: -1 when it held no frame (its first frame
+	// may be of any size).
+	var prevEnd uint64
+	var prevRoom int64
+	var toSync []string // segments kept, to sync before appending
 	for i, seg := range segs {
 		name := path.Join(dir, seg.name)
 		buf, err := vfs.ReadFile(fs, name)
@@ -281,14 +287,28 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 			return nil, nil, rec, fmt.Errorf("journal: read %s: %w", name, err)
 		}
 		last := i == len(segs)-1
+		if i > 0 && seg.firstLSN < prevEnd {
+			// Each segment starts where the one before it ends: a
+			// segment that repeats ops is not of this log (a copy, or
+			// another data directory's).
+			return nil, nil, rec, &CorruptionError{File: name, Offset: 0, Reason: fmt.Sprintf("starts at op %d, but %s already holds ops up to %d: segments overlap", seg.firstLSN, segs[i-1].name, prevEnd-1)}
+		}
 		if seg.firstLSN > next {
-			if i > 0 && prevMode == modeUnsynced {
-				// The previous segment lost its last frames whole: its
-				// end reads as zeros, a hole all the same.
+			// The previous segment lost its last frames whole: its end
+			// reads as zeros, a hole all the same. Only if they fit
+			// there, though (a frame header and at least a byte an op):
+			// else a whole segment is missing, which no crash leaves (a
+			// segment is synced before the one after the next is begun).
+			lost := seg.firstLSN - prevEnd
+			if i > 0 && prevMode == modeUnsynced && (prevRoom < 0 || lost <= uint64(max(prevRoom-frameHeaderSize, 0))) {
 				holeAt, holeOff = i-1, -1
 				break
 			}
-			return nil, nil, rec, &CorruptionError{File: name, Offset: 0, Reason: fmt.Sprintf("starts at op %d, expected %d", seg.firstLSN, next)}
+			reason := fmt.Sprintf("starts at op %d, expected %d", seg.firstLSN, next)
+			if i > 0 && prevMode == modeUnsynced {
+				reason += fmt.Sprintf(": ops %d..%d are missing, more than fit in the %d bytes after the last frame of unsynced segment %s (a segment is missing)", prevEnd, seg.firstLSN-1, prevRoom, segs[i-1].name)
+			}
+			return nil, nil, rec, &CorruptionError{File: name, Offset: 0, Reason: reason}
 		}
 		segMode, off, bad, unknown := parseSegmentHeader(buf)
 		if unknown {
@@ -309,6 +329,9 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 			opts.Logger.Warn("journal: cut a segment whose header was never completed", "file", name, "reason", bad)
 			continue
 		}
+		// expect is the LSN the segment's next frame must start at: its
+		// frames follow each other from the op its name gives.
+		expect, frames := seg.firstLSN, 0
 		for off < len(buf) {
 			h, size, bad, unknown := parseFrame(buf[off:])
 			if unknown {
@@ -348,6 +371,10 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 				break
 			}
 			end := h.firstLSN + uint64(h.count)
+			if h.firstLSN != expect {
+				return nil, nil, rec, &CorruptionError{File: name, Offset: int64(off), Reason: fmt.Sprintf("frame starts at op %d, expected %d after the frames before it in this segment", h.firstLSN, expect)}
+			}
+			expect, frames = end, frames+1
 			switch {
 			case end <= next:
 				// Already in the snapshot.
@@ -377,10 +404,13 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 			}
 			off += size
 		}
-		if segMode == modeUnsynced {
-			unsynced = append(unsynced, name)
+		if segMode == modeUnsynced || frames > 0 {
+			toSync = append(toSync, name)
 		}
-		prevMode = segMode
+		prevMode, prevEnd, prevRoom = segMode, expect, -1
+		if frames > 0 {
+			prevRoom = max(int64(len(buf)), opts.SegmentBytes) - int64(off)
+		}
 		if holeAt >= 0 {
 			break
 		}
@@ -396,15 +426,17 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 		}
 		segs = segs[:holeAt+1]
 	}
-	// Frames of unsynced segments may still be only in the page cache
-	// (the last process crashed, the machine did not). Sync them before
-	// anything is appended: a synced segment must never follow a hole.
-	for _, name := range unsynced {
+	// Frames replayed may still be only in the page cache (the last
+	// process crashed, the machine did not): those of unsynced segments,
+	// and in a synced one those written but not yet synced when it was
+	// killed. Sync them before anything is appended: the ops acknowledged
+	// from now on build on them, and a segment must never follow a hole.
+	for _, name := range toSync {
 		if err := syncFile(fs, name); err != nil {
 			return nil, nil, rec, err
 		}
 	}
-	if len(unsynced) > 0 {
+	if len(toSync) > 0 {
 		if err := fs.SyncDir(dir); err != nil {
 			return nil, nil, rec, fmt.Errorf("journal: sync directory %s: %w", dir, err)
 		}
@@ -453,7 +485,9 @@ func dropAfterHole(fs vfs.FS, dir, held string, later []segment, logger *slog.Lo
 
 // syncFile makes an existing file durable.
 func syncFile(fs vfs.FS, name string) error {
-	f, err := fs.OpenAppend(name)
+	// Read-only is enough for fdatasync, and a segment that was never
+	// damaged needs no write permission to be recovered.
+	f, err := fs.Open(name)
 	if err != nil {
 		return fmt.Errorf("journal: sync %s: %w", name, err)
 	}

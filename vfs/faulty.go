@@ -19,7 +19,8 @@ type Faulty struct {
 
 	mu            sync.Mutex
 	written       int64
-	writeBytesMax int64 // 0: no limit
+	writeBytesMax int64 // with writeLimited: the byte count at which writes fail
+	writeLimited  bool
 	syncFail      bool
 	createFail    bool
 	hold          *syncHold // syncs held by HoldSyncs, or nil
@@ -42,6 +43,7 @@ func NewFaulty(fs FS) *Faulty { return &Faulty{FS: fs} }
 func (f *Faulty) FailWritesAfter(n int64) {
 	f.mu.Lock()
 	f.writeBytesMax = f.written + n
+	f.writeLimited = true
 	f.mu.Unlock()
 }
 
@@ -141,7 +143,7 @@ func (f *faultyFile) WriteAt(p []byte, off int64) (int, error) {
 func (f *faultyFile) write(p []byte, write func([]byte) (int, error)) (int, error) {
 	f.fs.mu.Lock()
 	allowed := int64(len(p))
-	if f.fs.writeBytesMax > 0 {
+	if f.fs.writeLimited {
 		allowed = max(0, min(allowed, f.fs.writeBytesMax-f.fs.written))
 	}
 	f.fs.written += allowed

@@ -24,7 +24,7 @@ func (OS) Lock(name string) (io.Closer, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if err == syscall.EWOULDBLOCK {
-			return nil, fmt.Errorf("vfs: %s is locked by another process", name)
+			return nil, &lockedError{name: name, holder: "another process"}
 		}
 		return nil, fmt.Errorf("vfs: lock %s: %w", name, err)
 	}

@@ -496,7 +496,7 @@ func (m *Mem) Lock(name string) (io.Closer, error) {
 		m.locks = map[string]bool{}
 	}
 	if m.locks[name] {
-		return nil, fmt.Errorf("vfs: %s is locked", name)
+		return nil, &lockedError{name: name, holder: "another holder"}
 	}
 	m.locks[name] = true
 	return memLock{m: m, name: name}, nil

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -66,12 +67,27 @@ type FS interface {
 	SyncDir(dir string) error
 	// Lock takes an exclusive lock on the file name (created if missing),
 	// held until the returned Closer is closed: one process per data
-	// directory. It fails at once if another holder has it.
+	// directory. It fails at once if another holder has it, with an error
+	// matching ErrLocked.
 	Lock(name string) (io.Closer, error)
 }
 
 // ErrNotExist is returned (wrapped) for a missing file, like fs.ErrNotExist.
 var ErrNotExist = os.ErrNotExist
+
+// ErrLocked is matched (errors.Is) by the error Lock returns when another
+// holder has the lock, and by no other: a lock that cannot be taken for
+// another reason (permissions, a failing disk) is not "in use".
+var ErrLocked = errors.New("vfs: locked")
+
+// lockedError is Lock's error for a lock another holder has.
+type lockedError struct{ name, holder string }
+
+func (e *lockedError) Error() string {
+	return fmt.Sprintf("vfs: %s is locked by %s", e.name, e.holder)
+}
+
+func (e *lockedError) Is(target error) bool { return target == ErrLocked }
 
 // OS is the real file system.
 type OS struct{}
