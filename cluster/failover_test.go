@@ -644,7 +644,7 @@ func TestJournalPastTheLogIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := writeIdentity(dir, logIdentity{Stream: info.Config.Name, Created: info.Created}); err != nil {
+	if err := writeIdentity(dir, logIdentity{Stream: info.Config.Name, ID: info.Config.Metadata[logIDKey]}); err != nil {
 		t.Fatal(err)
 	}
 	refused("past the shard's log", "empty data directory")

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,10 +15,11 @@ import (
 	"allot/vfs"
 )
 
-// logIdentity names one shard's log: its stream and the time JetStream
-// created it. A stream deleted and made again under the same name (a
-// cluster made anew, a test's shard reused) is another log with another
-// history, though its sequences and LSNs look alike.
+// logIdentity names one shard's log: its stream and the log id the node
+// that created the stream put in its metadata (logIDKey). A stream deleted
+// and made again under the same name (a cluster made anew, a test's shard
+// reused) is another log with another history, though its sequences and
+// LSNs look alike.
 //
 // A node's data directory keeps the identity of the log its journal
 // follows (identityFile), written before the node applies anything. The
@@ -26,17 +29,40 @@ import (
 // followed the log from there, applying the shard's frames on top of
 // another history: a replica whose counts differ from the primary's,
 // silently, and which could be promoted.
+//
+// The identity was once the stream's creation time as JetStream reports
+// it: each NATS server keeps its own for its replica, and one restarted
+// reads it back differently, so that after a NATS restart and a leader
+// change a node refused its own directory. A record of that kind
+// (Created, no ID) is taken for the log of its stream name once, and
+// rewritten.
 type logIdentity struct {
 	Stream  string    `json:"stream"`
-	Created time.Time `json:"created"`
+	ID      string    `json:"log_id,omitempty"`
+	Created time.Time `json:"created,omitzero"` // an earlier record's; see above
+}
+
+// logIDKey is the stream metadata key of the log id.
+const logIDKey = "allot_log_id"
+
+// newLogID returns a random log id.
+func newLogID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("cluster: no randomness for a log id: " + err.Error())
+	}
+	return hex.EncodeToString(b[:])
 }
 
 func (a logIdentity) equal(b logIdentity) bool {
-	return a.Stream == b.Stream && a.Created.Equal(b.Created)
+	return a.Stream == b.Stream && a.ID == b.ID
 }
 
 func (a logIdentity) String() string {
-	return fmt.Sprintf("%s created %s", a.Stream, a.Created.UTC().Format(time.RFC3339Nano))
+	if a.ID == "" {
+		return fmt.Sprintf("%s created %s", a.Stream, a.Created.UTC().Format(time.RFC3339Nano))
+	}
+	return fmt.Sprintf("%s (log id %s)", a.Stream, a.ID)
 }
 
 // identityFile is the identity's file in a node's data directory.
@@ -50,10 +76,11 @@ func (l *shardLog) identity(ctx context.Context) (logIdentity, error) {
 	if err != nil {
 		return logIdentity{}, fmt.Errorf("cluster: stream %s info: %w", l.names.stream, err)
 	}
-	if info.Created.IsZero() {
-		return logIdentity{}, fmt.Errorf("cluster: stream %s reports no creation time", l.names.stream)
+	id := info.Config.Metadata[logIDKey]
+	if id == "" {
+		return logIdentity{}, fmt.Errorf("cluster: stream %s has no %s in its metadata", l.names.stream, logIDKey)
 	}
-	return logIdentity{Stream: info.Config.Name, Created: info.Created}, nil
+	return logIdentity{Stream: info.Config.Name, ID: id}, nil
 }
 
 // errOtherLog: the data directory's journal follows another log than the
@@ -83,11 +110,14 @@ func checkIdentity(dir string, id logIdentity, lsn uint64) error {
 		return fmt.Errorf("cluster: read %s: %w", name, err)
 	}
 	var had logIdentity
-	if err := json.Unmarshal(b, &had); err != nil || had.Stream == "" || had.Created.IsZero() {
+	if err := json.Unmarshal(b, &had); err != nil || had.Stream == "" || (had.ID == "" && had.Created.IsZero()) {
 		return fmt.Errorf("cluster: %s is not a log identity (%q): remove the data directory and start the node again, and it catches up from the log", name, b)
 	}
 	if had.equal(id) {
 		return nil
+	}
+	if had.ID == "" && had.Stream == id.Stream {
+		return writeIdentity(dir, id) // an earlier record, by creation time: see logIdentity
 	}
 	if lsn == 0 {
 		return writeIdentity(dir, id) // it holds nothing of the other log

@@ -14,9 +14,13 @@ import (
 
 func TestCheckIdentity(t *testing.T) {
 	at := time.Date(2026, 11, 26, 17, 41, 39, 245973303, time.UTC)
-	this := logIdentity{Stream: "ALLOT_s1", Created: at}
-	remade := logIdentity{Stream: "ALLOT_s1", Created: at.Add(time.Nanosecond)}
-	other := logIdentity{Stream: "ALLOT_s2", Created: at}
+	this := logIdentity{Stream: "ALLOT_s1", ID: "5f0c"}
+	remade := logIdentity{Stream: "ALLOT_s1", ID: "9a17"}
+	other := logIdentity{Stream: "ALLOT_s2", ID: "5f0c"}
+	// Records of an earlier allot, which named the log by its creation
+	// time: taken for the log of their stream.
+	earlier := logIdentity{Stream: "ALLOT_s1", Created: at}
+	earlierOther := logIdentity{Stream: "ALLOT_s2", Created: at}
 	for _, tc := range []struct {
 		name    string
 		had     string // the file's contents; "" for none
@@ -31,13 +35,15 @@ func TestCheckIdentity(t *testing.T) {
 		{name: "another shard", had: "other", lsn: 40, wantErr: errOtherLog, after: other},
 		{name: "another log, nothing applied", had: "other", lsn: 0, after: this},
 		{name: "ops and no identity", lsn: 7, wantErr: errUnnamedLog},
+		{name: "an earlier record of the stream", had: "earlier", lsn: 40, after: this},
+		{name: "an earlier record of another stream", had: "earlierOther", lsn: 40, wantErr: errOtherLog, after: earlierOther},
 		{name: "not an identity", had: "garbage", lsn: 7, wantAny: "is not a log identity"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			switch tc.had {
-			case "this", "remade", "other":
-				id := map[string]logIdentity{"this": this, "remade": remade, "other": other}[tc.had]
+			case "this", "remade", "other", "earlier", "earlierOther":
+				id := map[string]logIdentity{"this": this, "remade": remade, "other": other, "earlier": earlier, "earlierOther": earlierOther}[tc.had]
 				if err := writeIdentity(dir, id); err != nil {
 					t.Fatal(err)
 				}

@@ -131,11 +131,7 @@ func (l *shardLog) create(ctx context.Context, leaseTTL time.Duration) error {
 		return err
 	}
 	var err error
-	l.stream, err = l.js.CreateOrUpdateStream(rctx, jetstream.StreamConfig{
-		Name: l.names.stream, Subjects: []string{l.names.subject},
-		Storage: jetstream.FileStorage, Replicas: 3, Discard: jetstream.DiscardOld,
-		Description: "allot journal frames of one shard"})
-	if err != nil {
+	if l.stream, err = l.ensureStream(rctx); err != nil {
 		return fmt.Errorf("stream %s: %w", l.names.stream, err)
 	}
 	l.lease, err = l.js.CreateOrUpdateKeyValue(rctx, jetstream.KeyValueConfig{
@@ -151,6 +147,44 @@ func (l *shardLog) create(ctx context.Context, leaseTTL time.Duration) error {
 		return fmt.Errorf("object store %s: %w", l.names.snaps, err)
 	}
 	return nil
+}
+
+// ensureStream creates the shard's stream, or updates it to the config
+// the design wants, keeping its log id (logIdentity): the node that
+// creates it draws the id, and a node that finds it reads it. Nodes of a
+// new shard start at once: the one whose create loses (JetStream refuses
+// a second stream of the name with another id) reads the winner's.
+func (l *shardLog) ensureStream(ctx context.Context) (jetstream.Stream, error) {
+	cfg := jetstream.StreamConfig{
+		Name: l.names.stream, Subjects: []string{l.names.subject},
+		Storage: jetstream.FileStorage, Replicas: 3, Discard: jetstream.DiscardOld,
+		Description: "allot journal frames of one shard"}
+	for {
+		s, err := l.js.Stream(ctx, cfg.Name)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			cfg.Metadata = map[string]string{logIDKey: newLogID()}
+			s, err = l.js.CreateStream(ctx, cfg)
+			if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) && ctx.Err() == nil {
+				continue // another node created it first
+			}
+			return s, err
+		}
+		if err != nil {
+			return nil, err
+		}
+		cfg.Metadata = map[string]string{}
+		for k, v := range s.CachedInfo().Config.Metadata {
+			if !strings.HasPrefix(k, "_nats.") { // the server's own
+				cfg.Metadata[k] = v
+			}
+		}
+		if cfg.Metadata[logIDKey] == "" {
+			// A stream of an earlier allot, which named its log by the
+			// stream's creation time (logIdentity): named now.
+			cfg.Metadata[logIDKey] = newLogID()
+		}
+		return l.js.UpdateStream(ctx, cfg)
+	}
 }
 
 // checkExisting refuses, as a ConfigError, a resource of the shard (what,
