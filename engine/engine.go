@@ -297,7 +297,7 @@ func Open(cfg Config) (*Engine, error) {
 		Mmap: cfg.Durability != DurabilityFsync,
 		// and their segments say so, so that recovery cuts a hole a power
 		// cut left in them instead of refusing it as corruption.
-		Unsynced: cfg.Durability != DurabilityFsync, Broken: cfg.Broken})
+		Unsynced: cfg.Durability != DurabilityFsync, Replica: cfg.Replicated, Broken: cfg.Broken})
 	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("engine: recover %s: %w", cfg.Dir, err)

@@ -54,6 +54,16 @@ type Options struct {
 	// recovery, while a segment written with Unsynced false keeps refusing
 	// damage before its tail as corruption of acknowledged data.
 	Unsynced bool
+	// Replica says the journal is a node's copy of a replicated log (the
+	// engine's Replicated): a standby writes the frames it applies without
+	// syncing them, and every frame is in the log too. After a power cut
+	// the last segment may have lost any of its pages (its header's
+	// included) before frames that survived: recovery cuts it where the
+	// damage begins, as in an unsynced segment, and the node takes the
+	// rest from the log again, where a segment of a single server is
+	// refused as corrupt. Full segments are synced before the next one is
+	// begun, so damage before the last segment stays corruption.
+	Replica bool
 	// Logger receives recovery notices (a cut tail); nil discards them.
 	Logger *slog.Logger
 	// Broken deliberately breaks the journal, for the simulator's test of
@@ -319,7 +329,7 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 			// damaged one is either the end of a segment being created
 			// when the machine stopped (the last, with no frame in it) or
 			// corruption.
-			if !last || findValidFrame(buf) >= 0 {
+			if !last || (findValidFrame(buf) >= 0 && !opts.Replica) {
 				return nil, nil, rec, &CorruptionError{File: name, Offset: 0, Reason: bad}
 			}
 			rec.TailCut, rec.TailFile = int64(lastNonZero(buf)+1), name
@@ -345,7 +355,7 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 				// (pages written back in any order): everything from it on
 				// was never synced, so none of it was promised. In a synced
 				// one only a torn tail is.
-				hole := segMode == modeUnsynced
+				hole := segMode == modeUnsynced || (opts.Replica && last)
 				if !hole && !last {
 					return nil, nil, rec, &CorruptionError{File: name, Offset: int64(off), Reason: bad + " in a segment that is not the last"}
 				}
