@@ -18,17 +18,7 @@ import (
 // a new one (a copy of the inventory, from the snapshot and the journal)
 // for every reader but the first, at every event.
 func TestReadersAtOneCursorShareAFollower(t *testing.T) {
-	e, err := engine.Open(engine.Config{Dir: t.TempDir(), Durability: engine.DurabilityWrite})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	key := func(i int) inventory.RowKey {
-		return inventory.RowKey{SKU: "s" + strconv.Itoa(i), Warehouse: "w", Condition: "new", Source: "a"}
-	}
-	for i := 0; i < 100; i++ {
-		e.Stock(key(i), 1000, 1)
-	}
+	e, key := stockedEngine(t, engine.Config{}, 100, 1000)
 	feed := changes.NewFeed(e)
 	defer feed.Close()
 	const readers, rounds = 4, 50
@@ -69,17 +59,8 @@ func TestReadersAtOneCursorShareAFollower(t *testing.T) {
 // the two, or before the recent events' first, reads gapless events equal
 // to what the others read.
 func TestRecentEventsAndLaggards(t *testing.T) {
-	e, err := engine.Open(engine.Config{Dir: t.TempDir(), Durability: engine.DurabilityWrite})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	key := func(i int) inventory.RowKey {
-		return inventory.RowKey{SKU: "s" + strconv.Itoa(i%50), Warehouse: "w", Condition: "new", Source: "a"}
-	}
-	for i := 0; i < 50; i++ {
-		e.Stock(key(i), 1000000, 1)
-	}
+	e, row := stockedEngine(t, engine.Config{}, 50, 1000000)
+	key := func(i int) inventory.RowKey { return row(i % 50) }
 	feed := changes.NewFeed(e)
 	defer feed.Close()
 	ctx := context.Background()
@@ -131,17 +112,7 @@ func TestRecentEventsAndLaggards(t *testing.T) {
 // One of them reads on through a follower, the others wait for it and
 // read what it read.
 func TestReadersWokenTogetherShareAFollower(t *testing.T) {
-	e, err := engine.Open(engine.Config{Dir: t.TempDir(), Durability: engine.DurabilityWrite})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	key := func(i int) inventory.RowKey {
-		return inventory.RowKey{SKU: "s" + strconv.Itoa(i), Warehouse: "w", Condition: "new", Source: "a"}
-	}
-	for i := 0; i < 100; i++ {
-		e.Stock(key(i), 1000, 1)
-	}
+	e, key := stockedEngine(t, engine.Config{}, 100, 1000)
 	feed := changes.NewFeed(e)
 	defer feed.Close()
 	const readers, rounds = 64, 30
@@ -176,4 +147,26 @@ func TestReadersWokenTogetherShareAFollower(t *testing.T) {
 	if built := feed.FollowersBuilt(); built > 1 {
 		t.Fatalf("%d readers woken together at %d events: %d followers built, want 1", readers, rounds, built)
 	}
+}
+
+// stockedEngine opens an engine in write mode on a temporary directory
+// (cfg's other fields as given), closed when the test ends, with rows
+// rows of count units each; key(i) is the i-th row.
+func stockedEngine(tb testing.TB, cfg engine.Config, rows int, count int64) (*engine.Engine, func(i int) inventory.RowKey) {
+	tb.Helper()
+	cfg.Dir, cfg.Durability = tb.TempDir(), engine.DurabilityWrite
+	e, err := engine.Open(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { e.Close() })
+	key := func(i int) inventory.RowKey {
+		return inventory.RowKey{SKU: "s" + strconv.Itoa(i), Warehouse: "w", Condition: "new", Source: "a"}
+	}
+	for i := 0; i < rows; i++ {
+		if _, err := e.Stock(key(i), count, 1); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return e, key
 }

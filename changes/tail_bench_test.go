@@ -7,7 +7,6 @@ import (
 
 	"allot/changes"
 	"allot/engine"
-	"allot/inventory"
 )
 
 // BenchmarkReadersAtTheTail measures consumers that follow the stream
@@ -18,17 +17,7 @@ import (
 func BenchmarkReadersAtTheTail(b *testing.B) {
 	for _, readers := range []int{4, 12} {
 		b.Run("readers="+strconv.Itoa(readers), func(b *testing.B) {
-			e, err := engine.Open(engine.Config{Dir: b.TempDir(), Durability: engine.DurabilityWrite, SnapshotEveryOps: 20000})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer e.Close()
-			key := func(i int) inventory.RowKey {
-				return inventory.RowKey{SKU: "s" + strconv.Itoa(i), Warehouse: "w", Condition: "new", Source: "a"}
-			}
-			for i := 0; i < 20000; i++ {
-				e.Stock(key(i), 1000000, 1)
-			}
+			e, key := stockedEngine(b, engine.Config{SnapshotEveryOps: 20000}, 20000, 1000000)
 			feed := changes.NewFeed(e)
 			defer feed.Close()
 			cursor := make([]uint64, readers)
