@@ -174,7 +174,12 @@ func (f *Feed) read(ctx context.Context, after uint64, count int, block time.Dur
 func (f *Feed) tailTurn(cursor uint64) (wait chan struct{}, lead bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if n := len(f.recent); n > 0 && f.recent[n-1].Seq != cursor {
+	n := len(f.recent)
+	if n > 0 && f.recent[0].Seq <= cursor+1 && cursor < f.recent[n-1].Seq {
+		// The reader that led since the caller looked has added them.
+		return closedChan, false
+	}
+	if n > 0 && f.recent[n-1].Seq != cursor {
 		return nil, false
 	}
 	if f.tail != nil {
@@ -186,6 +191,14 @@ func (f *Feed) tailTurn(cursor uint64) (wait chan struct{}, lead bool) {
 	f.tail, f.tailCursor = make(chan struct{}), cursor
 	return nil, true
 }
+
+// closedChan is a closed channel: tailTurn's "read the recent events
+// again".
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 func (f *Feed) tailDone() {
 	f.mu.Lock()
