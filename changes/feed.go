@@ -23,6 +23,9 @@ type Source interface {
 	// WaitDurable returns once DurableLSN is past after, ctx is done or
 	// the engine closes, with the durable LSN then.
 	WaitDurable(ctx context.Context, after uint64) uint64
+	// SnapshotLSN is the newest snapshot's LSN: the journal keeps no op
+	// up to it, and a cursor before it is trimmed, recent events or not.
+	SnapshotLSN() uint64
 }
 
 // Limits of a read, part of the wire contract.
@@ -85,8 +88,7 @@ func (e *FutureError) Error() string {
 // none is newer it waits up to block for the first one, and returns none
 // if the wait ends first (or ctx is done). Errors: a *journal.TrimmedError
 // for a cursor older than the journal keeps, a *FutureError for one past
-// the newest seq. Events still among the recent ones the feed keeps are
-// served even once a snapshot trimmed them from the journal.
+// the newest seq.
 //
 // The events returned share their rows with the feed's recent events and
 // other readers': callers must not change them.
@@ -137,8 +139,13 @@ func (f *Feed) read(ctx context.Context, after uint64, count int, block time.Dur
 	}
 	want := min(uint64(count), durable-after)
 	events := make([]Event, 0, want)
+	// A cursor the journal no longer keeps is refused as trimmed (by the
+	// follower), though the recent events may still hold what follows it.
+	recent := after >= f.src.SnapshotLSN()
 	for {
-		events = f.fromRecent(events[:0], after, after+want)
+		if recent {
+			events = f.fromRecent(events[:0], after, after+want)
+		}
 		if uint64(len(events)) == want {
 			if held != nil && *held != nil {
 				f.Put(*held)
@@ -147,7 +154,11 @@ func (f *Feed) read(ctx context.Context, after uint64, count int, block time.Dur
 			return events, nil
 		}
 		cursor := after + uint64(len(events))
-		wait, lead := f.tailTurn(cursor)
+		var wait chan struct{}
+		var lead bool
+		if recent {
+			wait, lead = f.tailTurn(cursor)
+		}
 		if wait != nil {
 			// Another reader is reading on from the newest recent
 			// event: this one reads what it remembers.

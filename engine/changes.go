@@ -60,6 +60,11 @@ func (e *Engine) DurableLSN() uint64 {
 	return max(e.durable.lsn.Load(), e.recovery.LastLSN)
 }
 
+// SnapshotLSN returns the LSN of the newest snapshot written (0: none):
+// the journal no longer keeps the ops up to it, and a change stream
+// cursor before it is trimmed (journal.Oldest).
+func (e *Engine) SnapshotLSN() uint64 { return e.snapshotLSN.Load() }
+
 // WaitDurable returns as soon as DurableLSN is past after, or when ctx is
 // done, or when the engine closes; it returns the durable LSN then.
 func (e *Engine) WaitDurable(ctx context.Context, after uint64) uint64 {

@@ -260,6 +260,7 @@ type Engine struct {
 	waitingSources int
 	sources        map[uint64]struct{}
 	snapshotting   atomic.Bool
+	snapshotLSN    atomic.Uint64 // the newest snapshot's LSN (SnapshotLSN)
 	snapshotWG     sync.WaitGroup
 	// snapshotRead, when set (tests), runs on the snapshot's goroutine
 	// after the cut and before the frozen state is read.
@@ -318,6 +319,7 @@ func Open(cfg Config) (*Engine, error) {
 		stopped:     make(chan struct{}),
 		grouped:     cfg.Durability == DurabilityFsync || cfg.Replicated,
 	}
+	e.snapshotLSN.Store(rec.SnapshotLSN)
 	if cfg.Replicated {
 		e.standby = &NotPrimaryError{}
 	}
@@ -1064,6 +1066,7 @@ func (e *Engine) startSnapshot(snap *journal.Snapshot, frozen *inventory.Frozen)
 			e.cfg.Logger.Error("engine: snapshot failed", "lsn", snap.LSN, "err", err)
 			return
 		}
+		e.snapshotLSN.Store(snap.LSN)
 		e.stats.snapshots.Add(1)
 		e.cfg.Logger.Info("engine: snapshot written", "lsn", snap.LSN, "rows", len(snap.Rows), "took", time.Since(start))
 	}()
