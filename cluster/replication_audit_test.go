@@ -231,6 +231,9 @@ func TestServeRefusesAnEmptyShard(t *testing.T) {
 	}{
 		{[]string{"--cluster", "nats://127.0.0.1:1", "--shard", ""}, "--shard"},
 		{[]string{"--cluster", "nats://a b"}, "nats://a b"},
+		// A cluster node's flags without --cluster: ignored before.
+		{[]string{"--shard", "s1"}, "--shard: for a node of a cluster, with --cluster"},
+		{[]string{"--node-id", "a", "--lease-ttl", "5s"}, "--lease-ttl, --node-id"},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		args := append([]string{"serve", "--data", t.TempDir(), "--resp", "127.0.0.1:0", "--http", ""}, tc.args...)

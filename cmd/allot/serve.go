@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -158,6 +159,19 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(ef.errs) > 0 {
 		return &exitError{code: 2, msg: errors.Join(ef.errs...).Error()}
+	}
+	if clusterCfg.URLs == "" {
+		// A cluster node's flags on a single node would be ignored.
+		var given []string
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "shard", "node-id", "advertise", "advertise-http", "lease-ttl":
+				given = append(given, "--"+f.Name)
+			}
+		})
+		if len(given) > 0 {
+			return &exitError{code: 2, msg: strings.Join(given, ", ") + ": for a node of a cluster, with --cluster (a single node has no shard, node id or lease)"}
+		}
 	}
 	mode, err := engine.ParseDurability(durability)
 	if err != nil {
