@@ -16,24 +16,7 @@ import (
 // expired hold), so that a repeated Confirm still answers EXPIRED, not
 // CANCELLED. The sweeper runs once a minute here, so it never comes.
 func RunCancelPastDeadline(t *testing.T, open Opener) {
-	f := setUp(t, open, checkoutRows())
-	if p, ok := f.st.(store.CheckoutPreparer); ok {
-		stop, err := p.PrepareCheckout(f.ctx, store.CheckoutConfig{SweepInterval: time.Minute})
-		if err != nil {
-			t.Fatalf("PrepareCheckout: %v", err)
-		}
-		t.Cleanup(func() {
-			if err := stop(); err != nil {
-				t.Errorf("stopping the sweeper: %v", err)
-			}
-		})
-	}
-	se := f.session()
-	co, ok := se.(store.Checkouter)
-	if !ok {
-		t.Fatalf("%T does not implement store.Checkouter", se)
-	}
-	c := &checkoutFixture{fixture: f, co: co, se: se}
+	c := setUpCheckoutSweeping(t, open, time.Minute)
 	if res := c.hold("late", 20*time.Millisecond, line(cgA, 3)); res.Code != store.CheckoutOK {
 		t.Fatalf("Hold = %v", res.Code)
 	}

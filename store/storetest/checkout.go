@@ -50,9 +50,16 @@ type checkoutFixture struct {
 
 func setUpCheckout(t *testing.T, open Opener) *checkoutFixture {
 	t.Helper()
+	return setUpCheckoutSweeping(t, open, 5*time.Millisecond)
+}
+
+// setUpCheckoutSweeping is setUpCheckout with the store's expiry sweeper
+// (if it has one) running every sweep.
+func setUpCheckoutSweeping(t *testing.T, open Opener, sweep time.Duration) *checkoutFixture {
+	t.Helper()
 	f := setUp(t, open, checkoutRows())
 	if p, ok := f.st.(store.CheckoutPreparer); ok {
-		stop, err := p.PrepareCheckout(f.ctx, store.CheckoutConfig{SweepInterval: 5 * time.Millisecond})
+		stop, err := p.PrepareCheckout(f.ctx, store.CheckoutConfig{SweepInterval: sweep})
 		if err != nil {
 			t.Fatalf("PrepareCheckout: %v", err)
 		}
