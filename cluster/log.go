@@ -121,9 +121,6 @@ func (l *shardLog) checkShard(ctx context.Context, shard string) error {
 func (l *shardLog) create(ctx context.Context, leaseTTL time.Duration) error {
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := l.checkExisting(rctx, "stream", l.names.stream, 0); err != nil {
-		return err
-	}
 	if err := l.checkExisting(rctx, "lease bucket", "KV_"+l.names.lease, leaseTTL); err != nil {
 		return err
 	}
@@ -172,8 +169,12 @@ func (l *shardLog) ensureStream(ctx context.Context) (jetstream.Stream, error) {
 		if err != nil {
 			return nil, err
 		}
+		have := s.CachedInfo().Config
+		if err := configRefused("stream", cfg.Name, have, 0); err != nil {
+			return nil, err
+		}
 		cfg.Metadata = map[string]string{}
-		for k, v := range s.CachedInfo().Config.Metadata {
+		for k, v := range have.Metadata {
 			if !strings.HasPrefix(k, "_nats.") { // the server's own
 				cfg.Metadata[k] = v
 			}
@@ -204,14 +205,19 @@ func (l *shardLog) checkExisting(ctx context.Context, what, stream string, lease
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", what, stream, err)
 	}
-	cfg := s.CachedInfo().Config
+	return configRefused(what, stream, s.CachedInfo().Config, leaseTTL)
+}
+
+// configRefused is checkExisting's verdict on a resource found with cfg
+// (ensureStream's on the shard's stream).
+func configRefused(what, stream string, cfg jetstream.StreamConfig, leaseTTL time.Duration) error {
 	if cfg.Storage != jetstream.FileStorage {
 		return &ConfigError{fmt.Errorf("cluster: the %s %s exists with %s storage; a shard's must be file storage (R3): delete it, or give another --shard",
 			what, stream, strings.ToLower(cfg.Storage.String()))}
 	}
 	if leaseTTL > 0 && cfg.MaxAge != leaseTTL {
 		return &ConfigError{fmt.Errorf("cluster: the lease bucket %s has a TTL of %v, and this node was given --lease-ttl %v: every node of a shard must use the bucket's TTL (give --lease-ttl %v), or stop every node of the shard and delete the bucket to change it",
-			l.names.lease, cfg.MaxAge, leaseTTL, cfg.MaxAge)}
+			strings.TrimPrefix(stream, "KV_"), cfg.MaxAge, leaseTTL, cfg.MaxAge)}
 	}
 	return nil
 }
