@@ -30,10 +30,7 @@ func available(t *testing.T, ctx context.Context, r *Router, g inventory.GroupKe
 // with the same id and lines returns the original allocation even once the
 // hold was cancelled, as it does on one shard.
 func TestCrossShardHoldRepeatAfterCancel(t *testing.T) {
-	sc := newSharded(t, 2)
-	r := sc.router("rc", nil)
-	groups := stockGroups(t, r, "rc", 8, 10)
-	a, b := crossPair(t, r, groups)
+	_, r, _, a, b := crossShards(t, "rc", 10, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	lines := []inventory.Demand{{Group: a, N: 3}, {Group: b, N: 2}}
@@ -60,10 +57,7 @@ func TestCrossShardHoldRepeatAfterCancel(t *testing.T) {
 // the other part, so it must not say "not applied"; once the shard is
 // back, the same Confirm finishes it and says OK.
 func TestCrossShardConfirmWithShardDown(t *testing.T) {
-	sc := newSharded(t, 2)
-	r := sc.router("cd", func(c *RouterConfig) { c.RetryFor = time.Second })
-	groups := stockGroups(t, r, "cd", 8, 10)
-	a, b := crossPair(t, r, groups)
+	sc, r, _, a, b := crossShards(t, "cd", 10, func(c *RouterConfig) { c.RetryFor = time.Second })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	lines := []inventory.Demand{{Group: a, N: 3}, {Group: b, N: 2}}
@@ -97,10 +91,7 @@ func TestCrossShardConfirmWithShardDown(t *testing.T) {
 // record, so Confirm asks every shard; a shard that does not hold it
 // being down must neither fail the confirm nor call it "not applied".
 func TestSingleShardConfirmWithOtherShardDown(t *testing.T) {
-	sc := newSharded(t, 2)
-	r := sc.router("sd", func(c *RouterConfig) { c.RetryFor = time.Second })
-	groups := stockGroups(t, r, "sd", 8, 10)
-	a, b := crossPair(t, r, groups)
+	sc, r, _, a, b := crossShards(t, "sd", 10, func(c *RouterConfig) { c.RetryFor = time.Second })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if res, err := r.Hold(ctx, "cart-sd", time.Minute, []inventory.Demand{{Group: a, N: 3}}); err != nil || res.Code != inventory.CodeOK {
@@ -122,10 +113,7 @@ func TestSingleShardConfirmWithOtherShardDown(t *testing.T) {
 // another key's later attempt ("x#1") is an order of its own: it must
 // take stock, not be answered by the other order's confirmed holds.
 func TestCrossShardOrderKeyNotAnAttempt(t *testing.T) {
-	sc := newSharded(t, 2)
-	r := sc.router("ka", nil)
-	groups := stockGroups(t, r, "ka", 8, 100)
-	a, b := crossPair(t, r, groups)
+	_, r, _, a, b := crossShards(t, "ka", 100, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	lines := []inventory.Demand{{Group: a, N: 2}, {Group: b, N: 3}}
@@ -159,10 +147,7 @@ func TestCrossShardOrderKeyNotAnAttempt(t *testing.T) {
 // named twice summed, a repeat answered with the first reply and applied
 // nothing, other lines under a used key a MISMATCH.
 func TestCrossShardOrderReplies(t *testing.T) {
-	sc := newSharded(t, 2)
-	r := sc.router("or", nil)
-	groups := stockGroups(t, r, "or", 8, 10)
-	a, b := crossPair(t, r, groups)
+	_, r, groups, a, b := crossShards(t, "or", 10, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	// b (line 1, on the second shard) and c (line 3, on the first) are
@@ -321,10 +306,7 @@ func TestRouteUnknownStaysUnknown(t *testing.T) {
 // could never be confirmed: Confirm answered EXPIRED while it was still
 // held, and its units stayed out until the deadline.
 func TestCrossShardHoldShorterThanTheMargin(t *testing.T) {
-	sc := newSharded(t, 2)
-	r := sc.router("tm", nil)
-	groups := stockGroups(t, r, "tm", 8, 10)
-	a, b := crossPair(t, r, groups)
+	_, r, _, a, b := crossShards(t, "tm", 10, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	lines := []inventory.Demand{{Group: a, N: 1}, {Group: b, N: 1}}
@@ -342,4 +324,17 @@ func TestCrossShardHoldShorterThanTheMargin(t *testing.T) {
 	if res, err := r.Confirm(ctx, "cart-tm"); err != nil || res.Code != inventory.CodeOK {
 		t.Fatalf("confirm: %+v %v", res, err)
 	}
+}
+
+// crossShards is the start of a cross-shard test: two shards, a router
+// (prefix names it; opt, if not nil, changes its config), eight groups
+// of prefix stocked with perRow units a row, and a and b, two of them on
+// different shards.
+func crossShards(t *testing.T, prefix string, perRow int64, opt func(*RouterConfig)) (sc *shardedCluster, r *Router, groups []inventory.GroupKey, a, b inventory.GroupKey) {
+	t.Helper()
+	sc = newSharded(t, 2)
+	r = sc.router(prefix, opt)
+	groups = stockGroups(t, r, prefix, 8, perRow)
+	a, b = crossPair(t, r, groups)
+	return sc, r, groups, a, b
 }
