@@ -21,6 +21,18 @@ func (e *TrimmedError) Error() string {
 	return fmt.Sprintf("client: change stream trimmed; the oldest seq still readable is %d", e.Oldest)
 }
 
+// FutureError is the server's refusal of a CHANGES cursor past its newest
+// seq (-ERR after <after> is past the newest seq <newest>): the cursor is
+// another server's, or the server lost events it had served. Reading on
+// from Newest would skip the events up to After.
+type FutureError struct {
+	After, Newest uint64
+}
+
+func (e *FutureError) Error() string {
+	return fmt.Sprintf("client: change stream cursor %d is past the newest seq %d", e.After, e.Newest)
+}
+
 // Changes sends CHANGES <after> COUNT <count> BLOCK <block> and returns the
 // events, oldest first (none when the block ran out). count 0 means the
 // server's default; block is rounded down to milliseconds. ctx's deadline,
@@ -70,13 +82,18 @@ func (cn *Conn) Changes(ctx context.Context, after uint64, count int, block time
 	return events, nil
 }
 
-// changesError turns an error reply to CHANGES into a *TrimmedError or a
-// *ServerError.
+// changesError turns an error reply to CHANGES into a *TrimmedError, a
+// *FutureError or a *ServerError.
 func changesError(msg string) error {
 	if rest, ok := strings.CutPrefix(msg, "TRIMMED oldest "); ok {
 		if oldest, err := strconv.ParseUint(rest, 10, 64); err == nil {
 			return &TrimmedError{Oldest: oldest}
 		}
+	}
+	var after, newest uint64
+	if _, err := fmt.Sscanf(msg, "ERR after %d is past the newest seq %d", &after, &newest); err == nil &&
+		msg == fmt.Sprintf("ERR after %d is past the newest seq %d", after, newest) {
+		return &FutureError{After: after, Newest: newest}
 	}
 	return &ServerError{Msg: msg}
 }

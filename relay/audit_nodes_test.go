@@ -17,7 +17,7 @@ func TestRelayAuditRefusalsAcrossNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.closeNodes()
-	ahead := &client.ServerError{Msg: "ERR after 10 is past the newest seq 7"}
+	ahead := &client.FutureError{After: 10, Newest: 7}
 	if err := r.readFailed(10, ahead); err != nil || r.cur != 1 {
 		t.Fatalf("one node behind the checkpoint: %v, node %d; want none and node 1", err, r.cur)
 	}

@@ -211,17 +211,13 @@ func refused(err error) bool {
 }
 
 // pastNewest returns the newest seq of a node that refused a cursor past
-// it (-ERR after <a> is past the newest seq <n>, changes.FutureError).
+// it (a *client.FutureError).
 func pastNewest(err error) (uint64, bool) {
-	var se *client.ServerError
-	if !errors.As(err, &se) {
+	var fe *client.FutureError
+	if !errors.As(err, &fe) {
 		return 0, false
 	}
-	var after, newest uint64
-	if _, err := fmt.Sscanf(se.Msg, "ERR after %d is past the newest seq %d", &after, &newest); err != nil {
-		return 0, false
-	}
-	return newest, true
+	return fe.Newest, true
 }
 
 // refusedEverywhere is the error of a relay that every node refused.
