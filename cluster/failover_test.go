@@ -448,7 +448,13 @@ func deposedRun(t *testing.T, fault string) []string {
 // A node started with an empty data directory after the log was trimmed
 // behind a stored snapshot installs the snapshot and applies the tail.
 func TestCatchUpFromSnapshot(t *testing.T) {
-	c := newShardCluster(t)
+	catchUpFromSnapshot(t, newShardCluster(t))
+}
+
+// catchUpFromSnapshot runs a primary until it stores a snapshot and trims
+// the log behind it, then starts a node on an empty directory and checks
+// that it installs the snapshot and catches up.
+func catchUpFromSnapshot(t *testing.T, c *shardCluster) {
 	c.start("a", "--snapshot-every-ops", "300")
 	primary := c.waitPrimary("", 30*time.Second)
 	stockLoad(t, primary)

@@ -33,6 +33,7 @@ type shardLog struct {
 	stream jetstream.Stream
 	lease  jetstream.KeyValue
 	snaps  jetstream.ObjectStore
+	logID  string // the stream's log id (logIdentity), as create found or made it
 }
 
 // requestTimeout bounds one JetStream request; a failed one is retried by
@@ -131,6 +132,7 @@ func (l *shardLog) create(ctx context.Context, leaseTTL time.Duration) error {
 	if l.stream, err = l.ensureStream(rctx); err != nil {
 		return fmt.Errorf("stream %s: %w", l.names.stream, err)
 	}
+	l.logID = l.stream.CachedInfo().Config.Metadata[logIDKey]
 	l.lease, err = l.js.CreateOrUpdateKeyValue(rctx, jetstream.KeyValueConfig{
 		Bucket: l.names.lease, TTL: leaseTTL, History: 1, Storage: jetstream.FileStorage, Replicas: 3,
 		Description: "allot primary lease of one shard"})
@@ -285,6 +287,10 @@ func (l *shardLog) seqAfter(ctx context.Context, lsn uint64) (uint64, error) {
 			return 0, err
 		}
 		switch {
+		case stored.lsn == 0 && last > 0:
+			// Trimmed with no snapshot of this log to catch up from:
+			// following from last+1 would skip every op before it.
+			return 0, &fatalError{noSnapshot(stored)}
 		case stored.lsn > lsn:
 			return 0, errBehindLog
 		case stored.lsn < lsn:

@@ -22,11 +22,24 @@ import (
 // start installs it before it opens its engine.
 
 // storedSnapshot describes the snapshot in the object store; lsn 0 when
-// there is none.
+// there is none, or when the one stored is of another log (otherLog).
+//
+// A snapshot names the log it was taken of (snapshotLogIDKey, the
+// stream's log id: logIdentity). The object store outlives a stream
+// deleted and made anew under the shard's name; its snapshot then holds
+// another history at LSNs the new log reuses. Taken for this log's, it
+// stopped every later snapshot from being stored (none was newer), so the
+// log was never trimmed, and a node installing it would have followed the
+// new log from the old history's op. A snapshot stored before snapshots
+// named their log names none, and is taken for the shard's.
 type storedSnapshot struct {
-	lsn uint64
-	seq uint64 // the log's message that holds op lsn (trimmed with it)
+	lsn      uint64
+	seq      uint64 // the log's message that holds op lsn (trimmed with it)
+	otherLog string // the log id of a stored snapshot of another log
 }
+
+// snapshotLogIDKey is the snapshot's metadata key of its log's id.
+const snapshotLogIDKey = "log_id"
 
 func (l *shardLog) storedSnapshot(ctx context.Context) (storedSnapshot, error) {
 	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
@@ -37,6 +50,9 @@ func (l *shardLog) storedSnapshot(ctx context.Context) (storedSnapshot, error) {
 	}
 	if err != nil {
 		return storedSnapshot{}, fmt.Errorf("cluster: stored snapshot info: %w", err)
+	}
+	if id := info.Metadata[snapshotLogIDKey]; id != "" && id != l.logID {
+		return storedSnapshot{otherLog: id}, nil
 	}
 	lsn, err1 := strconv.ParseUint(info.Metadata["lsn"], 10, 64)
 	seq, err2 := strconv.ParseUint(info.Metadata["seq"], 10, 64)
@@ -96,7 +112,7 @@ func (l *shardLog) storeSnapshot(ctx context.Context, dir string, stored uint64)
 	rctx, cancel := context.WithTimeout(ctx, 4*requestTimeout)
 	defer cancel()
 	_, err = l.snaps.Put(rctx, jetstream.ObjectMeta{Name: snapshotObject, Metadata: map[string]string{
-		"lsn": strconv.FormatUint(lsn, 10), "seq": strconv.FormatUint(seq, 10)}}, bytes.NewReader(data))
+		"lsn": strconv.FormatUint(lsn, 10), "seq": strconv.FormatUint(seq, 10), snapshotLogIDKey: l.logID}}, bytes.NewReader(data))
 	if err != nil {
 		return 0, fmt.Errorf("cluster: store snapshot at op %d: %w", lsn, err)
 	}
@@ -120,7 +136,7 @@ func (l *shardLog) installSnapshot(ctx context.Context, dir string) (uint64, err
 		return 0, err
 	}
 	if stored.lsn == 0 {
-		return 0, errors.New("cluster: the log is trimmed but no snapshot is stored")
+		return 0, noSnapshot(stored)
 	}
 	rctx, cancel := context.WithTimeout(ctx, 4*requestTimeout)
 	defer cancel()
@@ -143,4 +159,13 @@ func (l *shardLog) installSnapshot(ctx context.Context, dir string) (uint64, err
 		return 0, fmt.Errorf("cluster: install the stored snapshot in %s: %w", dir, err)
 	}
 	return lsn, nil
+}
+
+// noSnapshot is the error of a trimmed log with no snapshot of its own
+// stored (stored.lsn is 0): no node can catch up from it.
+func noSnapshot(stored storedSnapshot) error {
+	if stored.otherLog != "" {
+		return fmt.Errorf("cluster: the log is trimmed and the stored snapshot is of another log (log id %s): its stream was deleted and made anew, or trimmed by hand; delete the shard's stream and object store, and start the nodes on empty data directories", stored.otherLog)
+	}
+	return errors.New("cluster: the log is trimmed but no snapshot is stored")
 }
