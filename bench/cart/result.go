@@ -31,6 +31,7 @@ func (r *run) fill(res *bench.Result, c *checked) {
 		}
 	}
 	res.Errors = r.errors
+	res.ConflictRetries = r.conflicts
 	res.ErrorSamples = r.errorSamples
 	for _, s := range r.lag.stuck {
 		c.v.addf("%s", s)

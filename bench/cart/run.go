@@ -136,6 +136,10 @@ type run struct {
 
 	latency []*hdrhistogram.Histogram
 	latMax  []int64
+	// conflictStart is each session's store.Retrier count when the run
+	// began; conflicts is what the sessions retried while the carts ran.
+	conflictStart []int64
+	conflicts     int64
 	// pipe counts each worker's rounds when pipelined (pipeline.go).
 	pipe []pipeStats
 
@@ -181,11 +185,6 @@ func Run(ctx context.Context, mode Mode, w *Workload, opt Options, cfg bench.Kin
 	if mode == ModeOrder && cfg.Pipeline > 1 {
 		return nil, fmt.Errorf("cart: the order workload sends one order at a time; --pipeline %d applies to the checkout workload only", cfg.Pipeline)
 	}
-	if d, ok := st.(store.Describer); ok {
-		if s, err := d.Describe(ctx); err == nil {
-			res.Description = s
-		}
-	}
 	if err := st.Load(ctx, w.Rows); err != nil {
 		return nil, fmt.Errorf("cart: load: %w", err)
 	}
@@ -197,6 +196,14 @@ func Run(ctx context.Context, mode Mode, w *Workload, opt Options, cfg bench.Kin
 		eb.SetEmptyBranches(true)
 		defer eb.SetEmptyBranches(false)
 		res.Extra["branches"] = "empty"
+	}
+	// Described once the store is set up as it runs: the description is
+	// what the report shows of a store's settings (empty branches
+	// included).
+	if d, ok := st.(store.Describer); ok {
+		if s, err := d.Describe(ctx); err == nil {
+			res.Description = s
+		}
 	}
 	if p, ok := st.(store.CheckoutPreparer); ok {
 		stop, err := p.PrepareCheckout(ctx, opt.Sweep)
@@ -233,6 +240,12 @@ func Run(ctx context.Context, mode Mode, w *Workload, opt Options, cfg bench.Kin
 				// silent change of what is measured.
 				return nil, fmt.Errorf("%w: store %s cannot keep checkout calls in flight (--pipeline %d): its sessions do not implement store.CheckoutPipeliner; run it with --pipeline 1", bench.ErrUnsupported, cfg.Store, cfg.Pipeline)
 			}
+		}
+	}
+	r.conflictStart = make([]int64, len(r.sessions))
+	for k, se := range r.sessions {
+		if rt, ok := se.(store.Retrier); ok {
+			r.conflictStart[k] = rt.ConflictRetries()
 		}
 	}
 	r.outs = make([]outcome, len(w.Carts))
@@ -294,6 +307,11 @@ func (r *run) drive(ctx context.Context) error {
 	if watchDone != nil {
 		r.lag.finish()
 		<-watchDone
+	}
+	for k, se := range r.sessions {
+		if rt, ok := se.(store.Retrier); ok {
+			r.conflicts += rt.ConflictRetries() - r.conflictStart[k]
+		}
 	}
 	return ctx.Err()
 }
