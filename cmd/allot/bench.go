@@ -377,7 +377,9 @@ func (f *benchFlags) job() (*benchJob, error) {
 
 // kindJob finishes validating a job of a workload kind (not "ims").
 func (f *benchFlags) kindJob(j *benchJob) error {
-	for _, name := range []string{"ops-file", "rows", "skus"} {
+	// retry-delay and retry-max pace the ims workload's retries of a
+	// capture that found too little stock; no other workload retries so.
+	for _, name := range []string{"ops-file", "rows", "skus", "retry-delay", "retry-max"} {
 		if f.set[name] {
 			return fmt.Errorf("--%s belongs to the ims workload, not --workload %s", name, f.kindName)
 		}

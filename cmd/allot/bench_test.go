@@ -111,6 +111,8 @@ func TestBenchBadInput(t *testing.T) {
 		{"--skus", "0"},
 		{"--workload", "rw", "--ops", "0"},
 		{"--workload", "kv", "--ops", "-2"},
+		{"--workload", "checkout", "--retry-delay", "1ms"},
+		{"--workload", "rw", "--retry-max", "3"},
 	} {
 		code, _, errOut := runCmd(t, append([]string{"bench", "--store", "memory"}, args...)...)
 		if code != 2 || (len(errOut) == 0) {
