@@ -11,19 +11,23 @@ import (
 //
 //   - a rune whose unicode.SimpleFold orbit is itself (no case partner:
 //     digits, punctuation, 'ß', 'İ', 'ı', CJK) folds to itself;
-//   - any other rune folds to unicode.ToLower of the smallest rune of its
-//     orbit.
+//   - any other rune folds to unicode.ToLower(unicode.ToUpper(m)), m the
+//     smallest rune of its orbit.
 //
 // So 'A' and 'a' fold to 'a'; 'K', 'k' and 'K' (KELVIN SIGN) to 'k'; 'S',
 // 's' and 'ſ' (LONG S) to 's'; 'Σ', 'σ' and 'ς' to 'σ'; 'ẞ' and 'ß' to
-// 'ß'. This agrees with CaseFolding.txt's C+S mappings (two strings fold
-// equal exactly when strings.EqualFold says so, rune by rune) and picks
-// the lowercase member as the representative, except for the few scripts
-// CaseFolding folds to uppercase (Cherokee), where it picks the lowercase
-// one: equality is the same, and only the order of those titles among
-// themselves depends on the choice. No full folding ('ß' is not "ss"), no
-// normalization (a precomposed 'é' and 'e'+U+0301 differ), no locale rules
-// (Turkish dotted I is not special).
+// 'ß'; 'µ' (MICRO SIGN), 'Μ' and 'μ' to 'μ'; U+0345, U+1FBE, 'Ι' and 'ι'
+// to 'ι'. Two strings fold equal exactly when strings.EqualFold says so,
+// rune by rune, and the representative is CaseFolding.txt's C+S mapping,
+// except for the few scripts CaseFolding folds to uppercase (Cherokee),
+// where it is the lowercase one: equality is the same, and only the order
+// of those titles among themselves depends on the choice. The
+// representative is not simply the lowercase of the smallest rune: that
+// is 'µ' for the orbit of 'μ' and U+0345 for that of 'ι', and titles with
+// Greek mu or iota then sorted among other titles as no simple case
+// folding orders them ("σαμπουάν" before "σακάκι"). No full folding ('ß'
+// is not "ss"), no normalization (a precomposed 'é' and 'e'+U+0301
+// differ), no locale rules (Turkish dotted I is not special).
 func FoldRune(r rune) rune {
 	if r < utf8.RuneSelf {
 		if 'A' <= r && r <= 'Z' {
@@ -41,7 +45,7 @@ func FoldRune(r rune) rune {
 			least = f
 		}
 	}
-	return unicode.ToLower(least)
+	return unicode.ToLower(unicode.ToUpper(least))
 }
 
 // Fold returns s with every rune folded by FoldRune. Invalid UTF-8 bytes
