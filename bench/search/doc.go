@@ -17,9 +17,11 @@
 // limits 10 and 20; a share of them (--brand-share) also carry a brand
 // prefix of 1..2 runes, the published search's two-field form.
 //
-// The check: the first --check-sample queries (1,000 by default) are kept
-// with the store's answers and compared, result by result, with the
-// reference catalog's; when a --duration bound stopped the timed part
+// The check: --check-sample queries (1,000 by default), spread evenly
+// over the run (query j·n/sample for slot j of the sample, n queries),
+// are kept with the store's answers and compared, result by result, with
+// the reference catalog's, so that answers that go wrong partway through
+// a run are seen too; when a --duration bound stopped the timed part
 // before all of them ran, the rest run untimed after it, so every run is
 // checked on the full sample. Any difference fails the run. The test's
 // deliberately broken stores (no case folding; the published procedure's

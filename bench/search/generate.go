@@ -40,7 +40,7 @@ func (p *Params) Validate() error {
 	if p.Queries < 1 || p.Queries > QueriesMax {
 		return fmt.Errorf("search: queries (--ops) must be from 1 to %d, got %d", QueriesMax, p.Queries)
 	}
-	if p.BrandShare < 0 || p.BrandShare > 1 {
+	if !(p.BrandShare >= 0 && p.BrandShare <= 1) { // NaN too
 		return fmt.Errorf("search: --brand-share must be from 0 to 1, got %g", p.BrandShare)
 	}
 	return nil

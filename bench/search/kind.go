@@ -31,7 +31,7 @@ const CheckSampleDefault = 1000
 func (k *Kind) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&k.records, "records", RecordsDefault, "catalog records")
 	fs.Float64Var(&k.brandShare, "brand-share", BrandShareDefault, "share of queries that also carry a BRAND prefix")
-	fs.IntVar(&k.checkSample, "check-sample", CheckSampleDefault, "queries whose answers are compared with the reference (the first ones; at least 1000)")
+	fs.IntVar(&k.checkSample, "check-sample", CheckSampleDefault, "queries whose answers are compared with the reference (spread evenly over the run; at least 1000)")
 }
 
 func (k *Kind) params(cfg bench.KindConfig) Params {

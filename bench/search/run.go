@@ -19,9 +19,27 @@ import (
 
 // Options are the runner's own settings.
 type Options struct {
-	// CheckSample: the first CheckSample queries are compared with the
-	// reference (default CheckSampleDefault, capped at the query count).
+	// CheckSample: CheckSample queries spread evenly over the run
+	// (sampleQuery) are compared with the reference (default
+	// CheckSampleDefault, capped at the query count).
 	CheckSample int
+}
+
+// sampleQuery is the query of sample slot j when sample of n queries are
+// checked: j*n/sample, so that the sample spans the whole run, not its
+// first queries alone. A store whose answers go wrong partway (its
+// catalog truncated by another load on a shared server, a lease run out)
+// passed a check of the first thousand queries while the rest of the run
+// measured searches of a catalog that was no longer there.
+func sampleQuery(j, n, sample int) int { return int(int64(j) * int64(n) / int64(sample)) }
+
+// sampleSlot is the sample slot of query i, or -1 when i is not sampled.
+func sampleSlot(i, n, sample int) int {
+	j := int((int64(i)*int64(sample) + int64(n) - 1) / int64(n))
+	if j < sample && sampleQuery(j, n, sample) == i {
+		return j
+	}
+	return -1
 }
 
 // procedureNamer is a store that searches with a procedure of its own
@@ -96,7 +114,7 @@ func Run(ctx context.Context, w *Workload, opt Options, cfg bench.RunConfig, st 
 	var extraErr error
 	for i := range r.sample {
 		if !r.sampleDone[i] {
-			out, err := sessions[0].Search(ctx, w.Queries[i], nil)
+			out, err := sessions[0].Search(ctx, w.Queries[sampleQuery(i, len(w.Queries), len(r.sample))], nil)
 			if err != nil {
 				extraErr = err
 				break
@@ -129,7 +147,7 @@ type run struct {
 	next       atomic.Int64
 	results    atomic.Int64
 	done       atomic.Int64
-	sample     [][]catalog.Result
+	sample     [][]catalog.Result // sample[j]: the answer to query sampleQuery(j, ...)
 	sampleDone []bool
 
 	elapsed time.Duration
@@ -193,9 +211,7 @@ func (r *run) timed(ctx context.Context, cfg bench.RunConfig, sessions []store.S
 					continue
 				}
 				r.results.Add(int64(len(out)))
-				if i < len(r.sample) {
-					r.sample[i], r.sampleDone[i] = slices.Clone(out), true
-				}
+				r.keep(i, out)
 			}
 		}()
 	}
@@ -210,6 +226,13 @@ func (r *run) timed(ctx context.Context, cfg bench.RunConfig, sessions []store.S
 		}
 	}
 	runtime.KeepAlive(sessions)
+}
+
+// keep keeps a copy of query i's answer when i is in the sample.
+func (r *run) keep(i int, out []catalog.Result) {
+	if j := sampleSlot(i, len(r.w.Queries), len(r.sample)); j >= 0 {
+		r.sample[j], r.sampleDone[j] = slices.Clone(out), true
+	}
 }
 
 func (r *run) fill(res *bench.Result, cfg bench.RunConfig) {
@@ -238,8 +261,10 @@ func (r *run) fill(res *bench.Result, cfg bench.RunConfig) {
 	res.ErrorSamples = r.errorSamples
 }
 
-// Check compares answers (answers[i] is the store's answer to query i)
-// with the reference catalog built from w's records and rows.
+// Check compares answers with the reference catalog built from w's
+// records and rows: answers[j] is the store's answer to query
+// sampleQuery(j, len(w.Queries), len(answers)), the run's sample (every
+// query when there are as many answers as queries).
 func Check(w *Workload, answers [][]catalog.Result) bench.CheckResult {
 	ref := catalog.New()
 	for i := range w.Records {
@@ -258,7 +283,8 @@ func Check(w *Workload, answers [][]catalog.Result) bench.CheckResult {
 	}
 	var want []catalog.Result
 	compared := 0 // queries whose reference answer has a result
-	for i, got := range answers {
+	for j, got := range answers {
+		i := sampleQuery(j, len(w.Queries), len(answers))
 		var d string
 		want, d = ref.Search(w.Queries[i], available, want[:0])
 		if d != "" {
@@ -334,9 +360,7 @@ func (r *run) pipelined(ctx context.Context, p store.SearchPipeliner, depth, wi 
 		}
 		for k, out := range outs[:to-from] {
 			r.results.Add(int64(len(out)))
-			if i := from + k; i < len(r.sample) {
-				r.sample[i], r.sampleDone[i] = slices.Clone(out), true
-			}
+			r.keep(from+k, out)
 		}
 	}
 }
