@@ -16,9 +16,12 @@
 -- [prefix, prefix.."\255"): no valid UTF-8 holds the byte 0xFF, so every
 -- member with the prefix sorts inside it and none after. With a brand
 -- prefix, members are read in chunks from the range and filtered by the
--- folded brand, until offset + limit have matched or the range ends. The
--- matches' records are then read with one HMGET. Both keys share a hash
--- tag, so the script also runs on a cluster.
+-- folded brand, until offset + limit have matched or the range ends; each
+-- chunk starts past the last member of the one before (an exclusive
+-- bound), not at an offset into the range, which ZRANGEBYLEX would walk
+-- again from the range's start for every chunk. The matches' records are
+-- then read with one HMGET. Both keys share a hash tag, so the script
+-- also runs on a cluster.
 local idx, records = KEYS[1], KEYS[2]
 local prefix, brand = ARGV[1], ARGV[2]
 local offset, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -37,10 +40,10 @@ if brand == '' then
     skus[#skus + 1] = (split(m))
   end
 else
-  local chunk, pos, skip = 256, 0, offset
+  local chunk, from, skip = 256, lo, offset
   local more = true
   while more do
-    local ms = redis.call('ZRANGEBYLEX', idx, lo, hi, 'LIMIT', pos, chunk)
+    local ms = redis.call('ZRANGEBYLEX', idx, from, hi, 'LIMIT', 0, chunk)
     for _, m in ipairs(ms) do
       local sku, bf = split(m)
       if string.sub(bf, 1, #brand) == brand then
@@ -55,8 +58,11 @@ else
         end
       end
     end
-    if #ms < chunk then more = false end
-    pos = pos + chunk
+    if #ms < chunk then
+      more = false
+    else
+      from = '(' .. ms[#ms]
+    end
   end
 end
 
