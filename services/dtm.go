@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"allot/store"
@@ -31,7 +32,7 @@ const DTMURL = store.DTMURL
 // project's Redis (started first if needed) under the key prefix
 // {allot-dtm}, all ports on loopback. Its binary is built once per
 // version into the user's cache directory ($XDG_CACHE_HOME or ~/.cache,
-// allot/dtm/<version>/dtm), outside the checkout, so that a second run (CI
+// allot/dtm/<version>-loopback/dtm), outside the checkout, so that a second run (CI
 // on the same machine, a colleague's tests) does not build it again; a
 // build takes a few minutes.
 //
@@ -58,7 +59,9 @@ func DTMBinary() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("services: dtm: no cache directory: %w", err)
 	}
-	return filepath.Join(dir, "allot", "dtm", DTMVersion, "dtm"), nil
+	// Named apart from a build without patchDTMLoopback, which listens on
+	// every interface.
+	return filepath.Join(dir, "allot", "dtm", DTMVersion+"-loopback", "dtm"), nil
 }
 
 // buildDTM builds dtm into DTMBinary unless it is there.
@@ -67,7 +70,31 @@ func buildDTM(ctx context.Context, log io.Writer) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return buildGoModule(ctx, log, "dtm", "github.com/dtm-labs/dtm", DTMVersion, bin)
+	return buildGoModule(ctx, log, "dtm", "github.com/dtm-labs/dtm", DTMVersion, bin, patchDTMLoopback)
+}
+
+// dtmListens are the listen calls of dtm's server (dtmsvr/svr.go at
+// DTMVersion): both bind every interface (":port"), and no setting names
+// an address.
+var dtmListens = []string{`fmt.Sprintf(":%d", conf.HTTPPort)`, `fmt.Sprintf(":%d", conf.GrpcPort)`}
+
+// patchDTMLoopback makes dtm's HTTP and gRPC servers listen on 127.0.0.1
+// only. A source that lacks the expected calls is an error, not a build
+// that would listen everywhere.
+func patchDTMLoopback(src string) error {
+	path := filepath.Join(src, "dtmsvr", "svr.go")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	text := string(b)
+	for _, call := range dtmListens {
+		if strings.Count(text, call) != 1 {
+			return fmt.Errorf("%s: expected one %s to make it listen on loopback only", path, call)
+		}
+		text = strings.Replace(text, call, strings.Replace(call, `":%d"`, `"127.0.0.1:%d"`, 1), 1)
+	}
+	return os.WriteFile(path, []byte(text), 0o644)
 }
 
 // redisInstance is the Redis dtm stores on: the one Up starts from the

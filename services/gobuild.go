@@ -18,8 +18,9 @@ import (
 // package at a usable version are installed (dtm, nats-server): `go
 // install` refuses modules whose version list the proxy does not serve.
 // One build at a time per machine (a lock beside the binary); name labels
-// the log line and errors.
-func buildGoModule(ctx context.Context, log io.Writer, name, module, version, bin string) (string, error) {
+// the log line and errors. patch, when not nil, edits the writable copy of
+// the source before the build.
+func buildGoModule(ctx context.Context, log io.Writer, name, module, version, bin string, patch func(src string) error) (string, error) {
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
@@ -71,6 +72,11 @@ func buildGoModule(ctx context.Context, log io.Writer, name, module, version, bi
 	// but copying keeps the build from depending on that.
 	if err := os.CopyFS(src, os.DirFS(mod.Dir)); err != nil {
 		return "", fmt.Errorf("services: %s: copying %s: %w", name, mod.Dir, err)
+	}
+	if patch != nil {
+		if err := patch(src); err != nil {
+			return "", fmt.Errorf("services: %s: patching the source: %w", name, err)
+		}
 	}
 	if _, err := gocmd(src, "build", "-o", bin+".tmp", "."); err != nil {
 		return "", fmt.Errorf("services: %s: %w", name, err)

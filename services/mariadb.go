@@ -53,25 +53,36 @@ func (s mariadbServer) start(ctx context.Context, in *instance) (int, error) {
 	}
 	data := filepath.Join(in.dir, "data")
 	if _, err := os.Stat(filepath.Join(data, "mysql")); err != nil {
+		// mariadb-install-db creates mysql/ first and fills it after, so it
+		// works in data.init and the complete directory is renamed into
+		// place: one killed half way (Ctrl-C on a first up) leaves no data.
 		if err := os.RemoveAll(data); err != nil {
 			return 0, fmt.Errorf("removing a partial data directory: %w", err)
 		}
+		initDir := data + ".init"
+		if err := os.RemoveAll(initDir); err != nil {
+			return 0, fmt.Errorf("removing a partial data directory: %w", err)
+		}
 		if _, err := run(ctx, in.user, in.dir, findBinary("mariadb-install-db"), "--defaults-file="+cnf,
-			"--auth-root-authentication-method=normal", "--skip-test-db"); err != nil {
+			"--datadir="+initDir, "--auth-root-authentication-method=normal", "--skip-test-db"); err != nil {
 			return 0, err
+		}
+		if err := os.Rename(initDir, data); err != nil {
+			return 0, fmt.Errorf("moving the new data directory into place: %w", err)
 		}
 	}
 	return startBackground(ctx, in.user, in.dir, s.logFile(in), findBinary("mariadbd"), "--defaults-file="+cnf, "--init-file="+setup)
 }
 
 func (s mariadbServer) writeConf(in *instance, d store.Durability) error {
-	t, err := template.New("my.cnf").Parse(mariadbConf)
+	t, err := template.New("my.cnf").Funcs(template.FuncMap{"quote": optionFileQuote}).Parse(mariadbConf)
 	if err != nil {
 		return err
 	}
 	var b strings.Builder
 	err = t.Execute(&b, map[string]any{
-		"Data": filepath.Join(in.dir, "data"), "Dir": in.dir, "Port": in.port,
+		"Data": filepath.Join(in.dir, "data"), "Port": in.port,
+		"Socket": filepath.Join(in.dir, "mariadbd.sock"), "PIDFile": s.pidFile(in), "ErrorLog": s.logFile(in),
 		"FlushLogAtTrxCommit": store.InnoDBFlushLogAtTrxCommit(d),
 		"SyncBinlog":          store.MariaDBSyncBinlog(d),
 	})
@@ -79,6 +90,12 @@ func (s mariadbServer) writeConf(in *instance, d store.Durability) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(in.dir, "my.cnf"), []byte(b.String()), 0o644)
+}
+
+// optionFileQuote quotes a value for an option file, where an unquoted
+// '#' or ';' would start a comment.
+func optionFileQuote(v string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(v) + `"`
 }
 
 func mariadbDSN(in *instance) string {

@@ -82,7 +82,7 @@ func buildNATS(ctx context.Context, log io.Writer) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return buildGoModule(ctx, log, "nats", "github.com/nats-io/nats-server/v2", NATSVersion, bin)
+	return buildGoModule(ctx, log, "nats", "github.com/nats-io/nats-server/v2", NATSVersion, bin, nil)
 }
 
 // natsConfig is a node's configuration file.

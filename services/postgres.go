@@ -29,7 +29,13 @@ func (postgresServer) exeNames() []string { return []string{"postgres"} }
 func (postgresServer) pidFile(in *instance) string {
 	return filepath.Join(in.dir, "data", "postmaster.pid")
 }
-func (postgresServer) logFile(in *instance) string  { return filepath.Join(in.dir, "postgres.log") }
+func (postgresServer) logFile(in *instance) string { return filepath.Join(in.dir, "postgres.log") }
+
+// lockFiles: the unix socket's lock file, which PostgreSQL checks as it
+// does postmaster.pid.
+func (postgresServer) lockFiles(in *instance) []string {
+	return []string{filepath.Join(in.dir, ".s.PGSQL."+strconv.Itoa(in.port)+".lock")}
+}
 func (postgresServer) stopSignal() syscall.Signal   { return syscall.SIGINT } // fast shutdown: SIGTERM waits for clients
 func (s postgresServer) installed() bool            { return s.binDir() != "" }
 func (postgresServer) confFile(in *instance) string { return filepath.Join(in.dir, "allot.conf") }
@@ -53,18 +59,28 @@ func (s postgresServer) start(ctx context.Context, in *instance) (int, error) {
 	data := filepath.Join(in.dir, "data")
 	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err != nil {
 		// No cluster, or one whose initdb was cut short: start afresh.
+		// initdb writes PG_VERSION long before it is done, so it builds the
+		// cluster in data.init and the complete one is renamed into place:
+		// an initdb killed half way (Ctrl-C on a first up) leaves no data.
 		if err := os.RemoveAll(data); err != nil {
 			return 0, fmt.Errorf("removing a partial cluster: %w", err)
 		}
-		if _, err := run(ctx, in.user, in.dir, filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres",
+		initDir := data + ".init"
+		if err := os.RemoveAll(initDir); err != nil {
+			return 0, fmt.Errorf("removing a partial cluster: %w", err)
+		}
+		if _, err := run(ctx, in.user, in.dir, filepath.Join(bin, "initdb"), "-D", initDir, "-U", "postgres",
 			"--auth=trust", "--encoding=UTF8", "--locale=C", "--no-instructions"); err != nil {
 			return 0, err
+		}
+		if err := os.Rename(initDir, data); err != nil {
+			return 0, fmt.Errorf("moving the new cluster into place: %w", err)
 		}
 	}
 	if err := s.writeConf(in, in.durability); err != nil {
 		return 0, err
 	}
-	include := fmt.Sprintf("include '%s'\n", s.confFile(in))
+	include := "include " + confQuote(s.confFile(in)) + "\n"
 	main := filepath.Join(data, "postgresql.conf")
 	b, err := os.ReadFile(main)
 	if err != nil {
@@ -96,13 +112,21 @@ func (s postgresServer) writeConf(in *instance, d store.Durability) error {
 	conf := fmt.Sprintf(`# Written by allot services; rewritten on every start.
 listen_addresses = '127.0.0.1'
 port = %d
-unix_socket_directories = '%s'
+unix_socket_directories = %s
 max_connections = 200
 shared_buffers = '256MB'
 fsync = on
 synchronous_commit = %s
-`, in.port, in.dir, sync)
+`, in.port, confQuote(`"`+strings.ReplaceAll(in.dir, `"`, `""`)+`"`), sync)
 	return os.WriteFile(s.confFile(in), []byte(conf), 0o644)
+}
+
+// confQuote quotes a string for postgresql.conf, where a quote or a
+// backslash in it would end or escape it. unix_socket_directories is a
+// list besides: a directory in it is double-quoted so that a comma or a
+// space stays part of its name.
+func confQuote(v string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(v) + "'"
 }
 
 // superDSN connects as the cluster's superuser over loopback (trust).

@@ -60,6 +60,12 @@ func command(ctx context.Context, a *account, dir string, argv ...string) *exec.
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// A command cut short takes the helpers it started with it (initdb's
+	// and mariadb-install-db's bootstrap servers would go on writing in a
+	// data directory the next start removes). The session is the
+	// command's own process group; the servers themselves leave it (they
+	// daemonise into a session of their own).
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	if a != nil {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: a.uid, Gid: a.gid, Groups: []uint32{}}
 		cmd.Env = append(os.Environ(), "HOME="+dir, "USER="+a.name, "LOGNAME="+a.name)
@@ -99,7 +105,11 @@ func startBackground(ctx context.Context, a *account, dir, logPath string, argv 
 	return pid, nil
 }
 
+// errBadPIDFile marks a pid file that holds no pid.
+var errBadPIDFile = errors.New("services: pid file holds no pid")
+
 // readPID reads the pid on the first line of path; 0 when there is no file.
+// A file that does not start with a pid is an errBadPIDFile.
 func readPID(path string) (int, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -111,7 +121,7 @@ func readPID(path string) (int, error) {
 	line, _, _ := strings.Cut(string(b), "\n")
 	pid, err := strconv.Atoi(strings.TrimSpace(line))
 	if err != nil || pid <= 0 {
-		return 0, fmt.Errorf("services: pid file %s does not start with a pid (%q)", path, line)
+		return 0, fmt.Errorf("%w: %s starts with %q", errBadPIDFile, path, line)
 	}
 	return pid, nil
 }
@@ -173,6 +183,9 @@ func stopProcess(ctx context.Context, pid int, sig syscall.Signal, timeout time.
 	if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("signalling process %d: %w", pid, err)
 	}
+	// A stopped process (Pause) would hold sig pending until the timeout
+	// and then be killed: continue it so that it shuts down cleanly.
+	syscall.Kill(pid, syscall.SIGCONT)
 	if waitGone(ctx, pid, timeout) {
 		return nil
 	}

@@ -82,6 +82,12 @@ func (s rabbitmqServer) start(ctx context.Context, in *instance) (int, error) {
 	if err := os.WriteFile(envFile, []byte("# written by allot services: every setting comes from the environment\n"), 0o644); err != nil {
 		return 0, err
 	}
+	// The node fails on a taken distribution port with an Erlang crash
+	// report; name the port instead. (Port base+2 is not checked: the
+	// epmd a previous start left there serves this one.)
+	if err := portFree(in.port + 1); err != nil {
+		return 0, fmt.Errorf("port %d (the node's Erlang distribution port) is taken: %w", in.port+1, err)
+	}
 	epmd := strconv.Itoa(in.port + 2)
 	argv := []string{"/usr/bin/env",
 		"HOME=" + in.dir,

@@ -148,6 +148,11 @@ func (in *instance) makeDir() error {
 // else 0 and, when a pid file exists, why it was not taken as ours.
 func (in *instance) pid() (int, string, error) {
 	pid, err := readPID(in.srv.pidFile(in))
+	if errors.Is(err, errBadPIDFile) {
+		// What a crash or a power cut during a start leaves (an empty
+		// file): no server of ours to find there.
+		return 0, err.Error(), nil
+	}
 	if err != nil || pid == 0 {
 		return 0, "", err
 	}
@@ -237,12 +242,7 @@ func (in *instance) start(ctx context.Context) error {
 	if err := portFree(in.port); err != nil {
 		return fmt.Errorf("services: %s: cannot start on port %d: %w (a process this tool did not start holds it; it is left alone)", name, in.port, err)
 	}
-	// A pid file a crash left names a dead process: the wait below would
-	// take it for the new server dying at once (Redis and Tarantool write
-	// theirs only after they fork).
-	if pid, err := readPID(in.srv.pidFile(in)); err == nil && pid != 0 && !alive(pid) {
-		os.Remove(in.srv.pidFile(in))
-	}
+	in.removeStaleLocks()
 	fmt.Fprintf(in.cfg.Log, "%s: starting on %s, durability %s, in %s\n", name, in.addr(), in.durability, in.dir)
 	watch, err := in.srv.start(ctx, in)
 	if err != nil {
@@ -257,6 +257,42 @@ func (in *instance) start(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// lockFiler is a server that keeps lock files beside its pid file, each
+// starting with the pid of the server holding it.
+type lockFiler interface {
+	lockFiles(in *instance) []string
+}
+
+// removeStaleLocks removes the pid file and lock files that do not name our
+// server. A crash leaves them behind naming a dead process, whose pid may
+// since belong to another one: the wait for the new server would take a
+// dead pid for the new server dying at once (Redis and Tarantool write
+// theirs only after they fork), and PostgreSQL refuses to start while its
+// files name a live process its user may signal. The caller holds the
+// server's lock and found its port free, so no server of ours uses them.
+func (in *instance) removeStaleLocks() {
+	files := []string{in.srv.pidFile(in)}
+	if lf, ok := in.srv.(lockFiler); ok {
+		files = append(files, lf.lockFiles(in)...)
+	}
+	for _, f := range files {
+		pid, err := readPID(f)
+		stale := errors.Is(err, errBadPIDFile)
+		if err == nil && pid != 0 {
+			ours, why := identify(pid, in.srv.exeNames(), in.dir)
+			stale = !ours
+			if stale && alive(pid) {
+				fmt.Fprintf(in.cfg.Log, "%s: removing stale %s (%s)\n", in.srv.name(), f, why)
+			}
+		}
+		if stale {
+			if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+				fmt.Fprintf(in.cfg.Log, "%s: cannot remove stale %s: %v\n", in.srv.name(), f, err)
+			}
+		}
+	}
 }
 
 // waitReady probes until the server answers, the process it watches dies,

@@ -55,10 +55,17 @@ func runServices(args []string, stdout, stderr io.Writer) error {
 		return &exitError{code: 2, msg: "missing action: up, down or status (see --help)"}
 	}
 	action := rest[0]
-	if err := fs.Parse(rest[1:]); err != nil {
-		return &exitError{code: 2}
+	// Flags may also come between and after the names.
+	var names []string
+	for rest = rest[1:]; len(rest) > 0; rest = rest[1:] {
+		if err := fs.Parse(rest); err != nil {
+			return &exitError{code: 2}
+		}
+		if rest = fs.Args(); len(rest) == 0 {
+			break
+		}
+		names = append(names, rest[0])
 	}
-	names := fs.Args()
 	if *durability != "" {
 		d, err := store.ParseDurability(*durability)
 		if err != nil {
