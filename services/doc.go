@@ -20,7 +20,8 @@
 // Invariants:
 //   - Up is idempotent: a server that already runs from our directory is
 //     left running (its durability is adjusted at runtime where the server
-//     allows it; Tarantool, whose wal_mode is fixed at start, is restarted).
+//     allows it; Tarantool, whose wal_mode is fixed at start, is restarted);
+//     one stopped by a signal (Pause) is continued.
 //   - Up and Down of one server hold an flock on Config.Dir/<name>.lock, so
 //     that the test packages `go test ./...` runs at once can all ask for
 //     the same server: one starts it, the others wait and find it running.

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"allot/internal/procfs"
 	"allot/store"
 )
 
@@ -213,6 +214,15 @@ func upOne(ctx context.Context, in *instance) error {
 		return err
 	}
 	if pid != 0 {
+		if stoppedBySignal(pid) {
+			// Paused (SIGSTOP: Pause, or a fault run cut short): it holds
+			// its port and answers nothing, and the wait below would run
+			// out its whole timeout. up means running: continue it.
+			fmt.Fprintf(cfg.Log, "%s: pid %d was stopped by a signal (paused); continuing it\n", s.name(), pid)
+			if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+				return fmt.Errorf("services: %s: continue the stopped pid %d: %w", s.name(), pid, err)
+			}
+		}
 		p, err := in.waitReady(ctx, pid)
 		if err != nil {
 			return err
@@ -450,7 +460,9 @@ func Status(ctx context.Context, cfg Config, names ...string) ([]ServerStatus, e
 			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 			p, err := s.probe(pctx, in)
 			cancel()
-			if err != nil {
+			if stoppedBySignal(pid) {
+				st.Detail = "stopped by a signal (paused): 'up' continues it"
+			} else if err != nil {
 				st.Detail = "not answering: " + err.Error()
 			}
 			st.Version, st.Durability = p.version, p.durability
@@ -468,4 +480,11 @@ func Status(ctx context.Context, cfg Config, names ...string) ([]ServerStatus, e
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+// stoppedBySignal reports whether process pid is stopped by a signal
+// (state T in /proc/<pid>/stat).
+func stoppedBySignal(pid int) bool {
+	st, err := procfs.FS("/proc").Stat(pid)
+	return err == nil && st.State == 'T'
 }

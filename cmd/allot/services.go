@@ -21,8 +21,9 @@ func init() {
 }
 
 const servicesAbout = `Actions:
-  up      install what is missing (as root), start what is not running, wait
-          until each server answers, create the accounts; idempotent
+  up      install what is missing (as root), start what is not running,
+          continue one left paused (SIGSTOP), wait until each server answers,
+          create the accounts; idempotent
   down    stop the servers that 'up' started from this directory (pid files);
           never anything else
   status  say running / stopped / not-installed, with address, version and

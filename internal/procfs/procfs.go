@@ -22,7 +22,10 @@ const ClockTicks = 100
 // Stat is what the bench reads of /proc/<pid>/stat.
 type Stat struct {
 	Comm string
-	PPID int
+	// State is the process state letter: R running, S sleeping, T stopped
+	// by a signal (SIGSTOP), Z zombie, and so on (proc(5)).
+	State byte
+	PPID  int
 	// Times in clock ticks: own user and system time, and that of
 	// children that exited and were reaped.
 	UTime, STime, CUTime, CSTime int64
@@ -45,7 +48,10 @@ func ParseStat(data []byte) (Stat, error) {
 	if len(f) < 15 {
 		return Stat{}, fmt.Errorf("procfs: stat: %d fields after the name, want at least 15", len(f))
 	}
-	st := Stat{Comm: string(data[open+1 : end])}
+	if len(f[0]) != 1 {
+		return Stat{}, fmt.Errorf("procfs: stat: state %q", f[0])
+	}
+	st := Stat{Comm: string(data[open+1 : end]), State: f[0][0]}
 	ppid, err := strconv.Atoi(string(f[1]))
 	if err != nil || ppid < 0 {
 		return Stat{}, fmt.Errorf("procfs: stat: ppid %q", f[1])

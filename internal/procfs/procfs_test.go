@@ -17,9 +17,12 @@ func TestParseStat(t *testing.T) {
 		bad      bool
 	}{
 		{name: "plain", in: "42 (postgres) S 7 42 42 0 -1 4194560 1 0 0 0 150 30 5 2 20 0 1 0 100 0 0\n",
-			want: Stat{Comm: "postgres", PPID: 7, UTime: 150, STime: 30, CUTime: 5, CSTime: 2}},
+			want: Stat{Comm: "postgres", State: 'S', PPID: 7, UTime: 150, STime: 30, CUTime: 5, CSTime: 2}},
 		{name: "name with parens and spaces", in: "9 (a) (b c)) R 1 9 9 0 -1 0 0 0 0 0 1 2 3 4 20 0 1 0",
-			want: Stat{Comm: "a) (b c)", PPID: 1, UTime: 1, STime: 2, CUTime: 3, CSTime: 4}},
+			want: Stat{Comm: "a) (b c)", State: 'R', PPID: 1, UTime: 1, STime: 2, CUTime: 3, CSTime: 4}},
+		{name: "stopped", in: "5 (redis-server) T 1 5 5 0 -1 0 0 0 0 0 1 2 3 4 20 0 1 0",
+			want: Stat{Comm: "redis-server", State: 'T', PPID: 1, UTime: 1, STime: 2, CUTime: 3, CSTime: 4}},
+		{name: "long state", in: "1 (x) SS 0 1 1 0 -1 0 0 0 0 0 1 2 3 4", bad: true},
 		{name: "short", in: "1 (x) S 0 1 1", bad: true},
 		{name: "no name", in: "1 x S 0 1 1 0 -1 0 0 0 0 0 1 2 3 4", bad: true},
 		{name: "negative time", in: "1 (x) S 0 1 1 0 -1 0 0 0 0 0 -1 2 3 4", bad: true},
