@@ -88,7 +88,15 @@ func serverByName(name string) (server, error) {
 	if s, ok := natsNode(name); ok {
 		return s, nil
 	}
-	return nil, fmt.Errorf("services: unknown server %q (known: %v)", name, Names())
+	known := append(append(Names(), NATS), NATSNodes...)
+	return nil, fmt.Errorf("services: unknown server %q (known: %s)", name, strings.Join(known, ", "))
+}
+
+// CheckNames returns an error naming the first of names that is no server
+// of this package (Up, Down and Status take them).
+func CheckNames(names ...string) error {
+	_, err := serversByName(names)
+	return err
 }
 
 func serversByName(names []string) ([]server, error) {

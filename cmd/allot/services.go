@@ -67,10 +67,16 @@ func runServices(args []string, stdout, stderr io.Writer) error {
 		}
 		names = append(names, rest[0])
 	}
+	if err := services.CheckNames(names...); err != nil {
+		return &exitError{code: 2, msg: err.Error()}
+	}
 	if *durability != "" {
 		d, err := store.ParseDurability(*durability)
 		if err != nil {
 			return &exitError{code: 2, msg: err.Error()}
+		}
+		if action != "up" {
+			return &exitError{code: 2, msg: "--durability applies to up: " + action + " changes no server's durability"}
 		}
 		cfg.Durability = d
 	}

@@ -22,3 +22,23 @@ func TestAuditServicesFlagsAfterNames(t *testing.T) {
 		t.Fatalf("a bad --durability after a name: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// An unknown server name is bad input (exit 2) and the list of known ones
+// names the NATS cluster and its nodes too; --durability with down or
+// status, which change no server's durability, is refused, not ignored.
+func TestServicesBadNamesAndFlags(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := runCLI("services", "status", "redis", "mongodb", "--dir", dir)
+	if code != 2 || !strings.Contains(stderr, `"mongodb"`) || !strings.Contains(stderr, "nats-1") {
+		t.Errorf("an unknown server: exit %d, stderr %q; want 2, the name and the known ones with nats-1", code, stderr)
+	}
+	for _, action := range []string{"down", "status"} {
+		code, _, stderr := runCLI("services", action, "redis", "--dir", dir, "--durability", "write")
+		if code != 2 || !strings.Contains(stderr, "--durability applies to up") {
+			t.Errorf("%s --durability write: exit %d, stderr %q; want 2 and why", action, code, stderr)
+		}
+	}
+	if code, _, stderr := runCLI("services", "status", "nats", "--dir", dir); code != 0 {
+		t.Errorf("status nats: exit %d, stderr %q", code, stderr)
+	}
+}
