@@ -29,7 +29,8 @@ func (c *checker) addf(format string, args ...any) {
 // extra["lost_updates"] instead. More is a violation in every mode (an
 // update applied twice, or from nowhere). Every acknowledged insert must be
 // there with its value; a READ-only run must read every record's loaded
-// value.
+// value, and MIXED's reads a value from the loaded one to it plus the
+// modifies sent to that record before the read returned.
 //
 // Queues: every confirmed message must have been consumed once or still be
 // in the queue; a message consumed twice is a violation; published but

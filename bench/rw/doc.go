@@ -17,9 +17,10 @@
 //     where the datastore has one): no update may be lost;
 //   - MIXED: reader workers (--read-ratio of the workers, at least one)
 //     beside workers doing locked (or --versioned) modifies; the result
-//     reports read and write rates apart, so --lock hard (reads wait for
-//     a writer's lock) and --lock soft (reads see the last committed
-//     value) can be compared under writers.
+//     reports read and write rates apart, each over the time its own
+//     workers took, so --lock hard (reads wait for a writer's lock) and
+//     --lock soft (reads see the last committed value) can be compared
+//     under writers.
 //
 // --transactional puts --batch records in one transaction; --durable picks
 // the store's durable setting or its fast one, and the result names the

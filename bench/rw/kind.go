@@ -99,6 +99,9 @@ func (k *Kind) Validate(cfg bench.KindConfig) error {
 	if cfg.Ops < 0 {
 		return fmt.Errorf("--ops must not be negative, got %d", cfg.Ops)
 	}
+	if cfg.Pipeline > 1 {
+		return fmt.Errorf("--pipeline %d: rw runs one call at a time per worker (workload kv keeps many in flight)", cfg.Pipeline)
+	}
 	k.Durable = nil
 	if k.fs != nil {
 		k.fs.Visit(func(f *flag.Flag) {

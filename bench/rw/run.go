@@ -53,8 +53,9 @@ type run struct {
 	issued      atomic.Int64
 	issuedReads atomic.Int64 // MIXED's readers' budget
 	// acked[i] counts record i's acknowledged modifies; unknown[i] those
-	// whose call failed (they may or may not have applied).
-	acked, unknown []atomic.Int64
+	// whose call failed (they may or may not have applied). issuedMods[i]
+	// counts those sent, before each is sent: no read can see more.
+	acked, unknown, issuedMods []atomic.Int64
 	// Written holds each worker's acknowledged inserts (and those of
 	// failed calls, which may exist or not).
 	written, writtenUnknown [][]store.RWRecord
@@ -68,12 +69,19 @@ type run struct {
 	errMu                           sync.Mutex
 	errSamples                      []string
 	loaded                          []store.RWRecord
+
+	// readEnd and writeEnd: when (ns after the meter's start) the last
+	// worker that read, or wrote, ran out of work; each role's rate is
+	// over its own time (MIXED's readers may finish long before its
+	// writers).
+	readEnd, writeEnd atomic.Int64
 }
 
 func newRun(k *Kind, cfg bench.KindConfig, space store.RWSpace) *run {
 	r := &run{k: k, cfg: cfg, space: space, info: space.Info(), meter: NewMeter(cfg.Workers), total: int64(cfg.Ops)}
 	r.acked = make([]atomic.Int64, k.Records)
 	r.unknown = make([]atomic.Int64, k.Records)
+	r.issuedMods = make([]atomic.Int64, k.Records)
 	r.written = make([][]store.RWRecord, cfg.Workers)
 	r.writtenUnknown = make([][]store.RWRecord, cfg.Workers)
 	r.consumed = make([][]int64, cfg.Workers)
@@ -237,11 +245,11 @@ func (r *run) extra() map[string]any {
 			e["writers"] = r.cfg.Workers - r.readers()
 		}
 	}
-	if n, s := r.readCalls.Load(), r.meter.elapsed.Seconds(); n > 0 && s > 0 {
+	if n, s := r.readCalls.Load(), time.Duration(r.readEnd.Load()).Seconds(); n > 0 && s > 0 {
 		e["read_ops_per_sec"] = float64(n) / s
 		e["read_mean_ms"] = float64(r.readNanos.Load()) / float64(n) / 1e6
 	}
-	if n, s := r.writeCalls.Load(), r.meter.elapsed.Seconds(); n > 0 && s > 0 {
+	if n, s := r.writeCalls.Load(), time.Duration(r.writeEnd.Load()).Seconds(); n > 0 && s > 0 {
 		e["write_calls_per_sec"] = float64(n) / s
 		e["write_mean_ms"] = float64(r.writeNanos.Load()) / float64(n) / 1e6
 	}
@@ -270,8 +278,28 @@ func (r *run) readers() int {
 	return min(max(int(math.Round(float64(n)*r.k.ReadRatio)), 1), n-1)
 }
 
+// roleDone notes that a worker of role (a mixedRole; "" does both) ran
+// out of work: the end of that role's time, if it is the last of its
+// role so far.
+func (r *run) roleDone(role string) {
+	end := int64(r.meter.Elapsed())
+	if role != RequestModifyLocked {
+		storeMax(&r.readEnd, end)
+	}
+	if role != RequestRead {
+		storeMax(&r.writeEnd, end)
+	}
+}
+
+// storeMax sets a to v if v is more.
+func storeMax(a *atomic.Int64, v int64) {
+	for old := a.Load(); v > old && !a.CompareAndSwap(old, v); old = a.Load() {
+	}
+}
+
 // worker issues ops until the work or the time runs out.
 func (r *run) worker(ctx context.Context, w int, s store.RWSession) {
+	defer r.roleDone(r.mixedRole(w))
 	rng := rand.New(rand.NewPCG(r.cfg.Seed, uint64(w)+1))
 	wm := r.meter.Worker(w)
 	var seq int64
@@ -325,8 +353,10 @@ func (r *run) worker(ctx context.Context, w int, s store.RWSession) {
 				r.readsMissing.Add(1)
 			case r.k.RequestType == RequestRead && v != r.loaded[i].Value:
 				r.readsWrong.Add(1)
-			case v < r.loaded[i].Value:
-				// Modifies only add: below the loaded value is no write's.
+			case v < r.loaded[i].Value || v > r.loaded[i].Value+r.issuedMods[i].Load():
+				// Modifies only add 1 each: below the loaded value, or
+				// above it by more than the modifies sent so far, is no
+				// write's (another record's value, say).
 				r.readsWrong.Add(1)
 			}
 		case RequestWrite:
@@ -363,6 +393,9 @@ func (r *run) worker(ctx context.Context, w int, s store.RWSession) {
 			mode := r.k.modifyMode()
 			if typ == RequestModifyLocked && !r.k.Versioned {
 				mode = store.RWLocked
+			}
+			for _, i := range idx {
+				r.issuedMods[i].Add(1)
 			}
 			start := time.Now()
 			retries, err := s.Modify(ctx, keys, 1, mode)
