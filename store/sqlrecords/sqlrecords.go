@@ -30,6 +30,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"allot/store"
@@ -378,13 +379,21 @@ func (se *Session) Modify(ctx context.Context, keys []string, delta int64, mode 
 var errCASFailed = errors.New("compare-and-set lost")
 
 // PipelineWrite upserts every record in one statement: one round trip.
+// The rows are listed in key order: the statement locks them in the order
+// it lists them, and two upserts of the same keys in different orders
+// (workload kv's batches wrap around its key space) would deadlock.
 func (se *Session) PipelineWrite(ctx context.Context, recs []store.RWRecord) error {
+	if !slices.IsSortedFunc(recs, compareKeys) {
+		recs = slices.SortedFunc(slices.Values(recs), compareKeys)
+	}
 	q, args := se.s.insert(recs, se.s.d.UpsertSuffix)
 	if _, err := se.c.ExecContext(ctx, q, args...); err != nil {
 		return fmt.Errorf("%s: upsert of %d records: %w", se.s.d.Name, len(recs), err)
 	}
 	return nil
 }
+
+func compareKeys(a, b store.RWRecord) int { return strings.Compare(a.Key, b.Key) }
 
 // PipelineRead reads every key in one SELECT ... IN: one round trip.
 func (se *Session) PipelineRead(ctx context.Context, keys []string, values []int64, found []bool) error {
