@@ -12,7 +12,7 @@ const (
 	// WorkersDefault is the published runs' 16 client threads.
 	WorkersDefault = 16
 	// WorkersMax bounds the number of workers (each holds a session and a
-	// latency histogram of about 270 KB).
+	// latency histogram of about 340 KB).
 	WorkersMax = 1 << 14
 	// RetryDelayDefault is the original test's 5 ms sleep before retrying a
 	// capture that found too little stock.

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -172,13 +173,16 @@ func statusWord(r *Result) string {
 	return "NOT RUN"
 }
 
-// ms formats milliseconds with about three significant digits.
+// ms formats milliseconds with about three significant digits, in fixed
+// notation at every scale: an in-process store's calls take a few hundred
+// nanoseconds, and a fixed four decimals would show 0.000234 as 0.0002.
 func ms(v float64) string {
 	switch {
 	case v == 0:
 		return "0"
-	case v < 0.01:
-		return strconv.FormatFloat(v, 'f', 4, 64)
+	case v < 1:
+		decimals := max(3, 2-int(math.Floor(math.Log10(v))))
+		return strconv.FormatFloat(v, 'f', decimals, 64)
 	case v < 10:
 		return strconv.FormatFloat(v, 'f', 3, 64)
 	case v < 1000:
