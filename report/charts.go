@@ -240,7 +240,7 @@ func spectrumChart(runs []bench.Result, labels []string, colors map[string]int, 
 	var ds []decoded
 	var notes []string
 	var countMax int64
-	add := func(i int, label, encoded, unit string, dash bool) {
+	add := func(i int, label, encoded, unit string, dash bool, maxMS float64) {
 		if encoded == "" {
 			return
 		}
@@ -252,17 +252,18 @@ func spectrumChart(runs []bench.Result, labels []string, colors map[string]int, 
 		if s.counts == 0 {
 			return
 		}
+		s.maxMS = maxMS
 		countMax = max(countMax, s.counts)
 		ds = append(ds, decoded{run: i, label: label, dash: dash, spec: s})
 	}
 	for i := range runs {
 		r := &runs[i]
 		if r.OpenLoop != nil {
-			add(i, labels[i]+" (response)", r.Histogram, r.HistogramUnit, false)
-			add(i, labels[i]+" (service)", r.OpenLoop.ServiceHistogram, r.HistogramUnit, true)
+			add(i, labels[i]+" (response)", r.Histogram, r.HistogramUnit, false, r.LatencyMS.Max)
+			add(i, labels[i]+" (service)", r.OpenLoop.ServiceHistogram, r.HistogramUnit, true, r.OpenLoop.ServiceMS.Max)
 			continue
 		}
-		add(i, labels[i], r.Histogram, r.HistogramUnit, false)
+		add(i, labels[i], r.Histogram, r.HistogramUnit, false, r.LatencyMS.Max)
 	}
 	for _, d := range ds {
 		if d.dash {

@@ -92,7 +92,7 @@ func newPublishedView(runs []bench.Result, labels []string) publishedView {
 		bi := -1
 		for i := range runs {
 			r := &runs[i]
-			if r.Status != bench.StatusOK || !match(r.Store) {
+			if r.Failed() || !match(r.Store) {
 				continue
 			}
 			// Prefer a run of the published workload over a faster run of another.

@@ -41,6 +41,12 @@ type spectrum struct {
 	hist   *hdrhistogram.Histogram
 	scale  float64 // unit to ms
 	counts int64
+	// maxMS is the run's exact maximum (the table's), 0 when unknown. The
+	// histogram knows the maximum only as the top of its bucket, up to
+	// 0.1% above it (or its range's ceiling, for a sample beyond it): the
+	// curve ends at maxMS and stays at or below it, as the table's
+	// percentiles do.
+	maxMS float64
 }
 
 // histogramEncodedMax bounds an encoded histogram. The bench's are a few
@@ -183,8 +189,14 @@ func (s *spectrum) valuesMS(xs []float64) []float64 {
 		case x >= float64(s.counts):
 			// The last sampled position: its quantile is the maximum.
 			out[i] = float64(s.hist.Max()) * s.scale
+			if s.maxMS > 0 {
+				out[i] = s.maxMS
+			}
 		default:
 			out[i] = float64(vals[pcts[i]]) * s.scale
+			if s.maxMS > 0 {
+				out[i] = math.Min(out[i], s.maxMS)
+			}
 		}
 	}
 	return out

@@ -160,7 +160,7 @@ func newRunView(i int, r *bench.Result, label string, color int) runView {
 		Pipeline:        r.Pipeline,
 		Durability:      r.Durability,
 		Status:          r.Status,
-		StatusOK:        r.Status == bench.StatusOK,
+		StatusOK:        !r.Failed(),
 		Error:           r.Error,
 		ErrorSamples:    r.ErrorSamples,
 		Ops:             intText(r.Ops),
@@ -177,8 +177,19 @@ func newRunView(i int, r *bench.Result, label string, color int) runView {
 		Violations:      r.Check.Violations,
 		ViolationCount:  r.Check.ViolationCount,
 	}
-	if v.Status == "" {
+	switch {
+	case v.Status == "":
 		v.Status = "unknown"
+	case v.Status == bench.StatusOK && !v.StatusOK:
+		// The check passed on the ops that succeeded, but some failed: the
+		// bench counts the run failed (r.Failed), and so does the page.
+		v.Status = "ops_failed"
+	}
+	if r.Status == bench.StatusFailed || r.Status == bench.StatusServerDown {
+		// The run never happened: no figure is 0, none is known.
+		for _, f := range []*string{&v.Ops, &v.Seconds, &v.OpsPerSec, &v.P50, &v.P99, &v.P999, &v.Max, &v.Retries, &v.ConflictRetries, &v.Errors} {
+			*f = "–"
+		}
 	}
 	v.CPUPerOp, v.ServerCPU, v.ServerMB = "–", "–", "–"
 	if u := r.Server; u != nil {
@@ -272,7 +283,11 @@ func msText(ms float64) string {
 	case ms >= 100:
 		return strconv.FormatFloat(ms, 'f', 0, 64)
 	}
-	return strconv.FormatFloat(ms, 'g', 3, 64)
+	// Three significant digits, written out in full: an in-process
+	// store's calls take tens to hundreds of nanoseconds, and 'g' alone
+	// would write them as 4.5e-05.
+	rounded, _ := strconv.ParseFloat(strconv.FormatFloat(ms, 'g', 3, 64), 64)
+	return strconv.FormatFloat(rounded, 'f', -1, 64)
 }
 
 // runAttribute is something that can tell two runs apart.
@@ -350,6 +365,9 @@ func baseLabels(runs []bench.Result, except string) []string {
 
 // sweepAttribute is the run attribute a sweep varies ("workers" for
 // --sweep workers=...), so that sweep curves do not repeat it in labels.
+// A rows sweep varies none of them: the row count is not an attribute,
+// and the workload's name stays what it was (--preset seed,hot runs both
+// at every point), so it must still tell those runs apart.
 func sweepAttribute(r *bench.Result) string {
 	if r.Sweep == nil {
 		return ""
@@ -359,8 +377,6 @@ func sweepAttribute(r *bench.Result) string {
 		return "workers"
 	case "rate":
 		return "mode"
-	case "rows":
-		return "workload"
 	}
 	return ""
 }
