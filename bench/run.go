@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"allot/internal/hrsleep"
 	"allot/inventory"
 	"allot/store"
 	"allot/workload"
@@ -453,6 +454,11 @@ type pendingOp struct {
 func (wk *worker) runOpen(ctx context.Context) {
 	r := wk.r
 	threshold := r.cfg.LateThreshold
+	// time.Sleep below a millisecond overshoots by about one on Linux (the
+	// poller's timeout is in whole milliseconds), and every response time
+	// would carry it: a timerfd wakes within tens of microseconds.
+	sleeper := hrsleep.New()
+	defer sleeper.Close()
 	for {
 		i := r.take()
 		if i < 0 {
@@ -469,9 +475,7 @@ func (wk *worker) runOpen(ctx context.Context) {
 			return
 		}
 		intended := r.start.Add(time.Duration(offset))
-		if wait := time.Until(intended); wait > 0 {
-			time.Sleep(wait)
-		}
+		sleeper.Until(intended)
 		sent := time.Now()
 		if late := sent.Sub(intended); late > threshold {
 			wk.late++

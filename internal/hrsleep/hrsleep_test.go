@@ -1,0 +1,73 @@
+package hrsleep
+
+import (
+	"sort"
+	"testing"
+	"time"
+)
+
+// Until never returns before its deadline, returns at once for one that
+// passed, and a Sleeper serves many sleeps in turn.
+func TestUntilNeverEarly(t *testing.T) {
+	s := New()
+	defer s.Close()
+	if !s.Precise() {
+		t.Log("no high-resolution timer here; time.Sleep stands in")
+	}
+	for _, d := range []time.Duration{0, -time.Second, time.Microsecond, 30 * time.Microsecond, 300 * time.Microsecond, 2 * time.Millisecond} {
+		for i := 0; i < 20; i++ {
+			deadline := time.Now().Add(d)
+			s.Until(deadline)
+			if now := time.Now(); now.Before(deadline) {
+				t.Fatalf("Until(now+%v) returned %v early", d, deadline.Sub(now))
+			}
+		}
+	}
+	start := time.Now()
+	s.Until(start.Add(-time.Hour))
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("a passed deadline took %v", took)
+	}
+}
+
+func TestCloseFallsBack(t *testing.T) {
+	s := New()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Precise() {
+		t.Fatal("a closed Sleeper still has its timer")
+	}
+	deadline := time.Now().Add(100 * time.Microsecond)
+	s.Until(deadline)
+	if time.Now().Before(deadline) {
+		t.Fatal("the fallback returned early")
+	}
+	var zero Sleeper
+	zero.Until(time.Now().Add(10 * time.Microsecond))
+}
+
+// BenchmarkOvershoot reports how late a 100 µs sleep returns, at the
+// median and p99, for the timer and for time.Sleep (go test -bench
+// Overshoot ./internal/hrsleep).
+func BenchmarkOvershoot(b *testing.B) {
+	for _, tc := range []struct {
+		name  string
+		sleep func(time.Time)
+	}{
+		{"timerfd", New().Until},
+		{"time.Sleep", func(d time.Time) { time.Sleep(time.Until(d)) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			late := make([]time.Duration, 0, b.N)
+			for i := 0; i < b.N; i++ {
+				deadline := time.Now().Add(100 * time.Microsecond)
+				tc.sleep(deadline)
+				late = append(late, time.Since(deadline))
+			}
+			sort.Slice(late, func(i, j int) bool { return late[i] < late[j] })
+			b.ReportMetric(float64(late[len(late)/2].Microseconds()), "p50-late-µs")
+			b.ReportMetric(float64(late[len(late)*99/100].Microseconds()), "p99-late-µs")
+		})
+	}
+}
