@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -32,13 +33,30 @@ type holdRecord struct {
 
 // appendHoldRecords encodes the records a snapshot keeps at time now (held,
 // or finished within the retention window), in id order. A record outside
-// the window is left out; so is one replaced or collected, since a hold
-// leaves the map only past its window.
+// the window is left out; so is one collected. One replaced by a later
+// hold with its id is left out too: the hold log (a Frozen's records)
+// still lists it, and it is not always outside the window now, since the
+// window it was replaced under may have been shorter (replay runs under
+// ReplayRetentionMS; an operator may raise --retention and restart). The
+// later hold is the one further along the log.
 func appendHoldRecords(dst []byte, recs []holdRecord, now, retention int64) []byte {
 	recs = slices.DeleteFunc(recs, func(r holdRecord) bool {
 		return r.state != HoldHeld && r.finishedAt+retention <= now
 	})
-	slices.SortFunc(recs, func(a, b holdRecord) int { return strings.Compare(a.h.id, b.h.id) })
+	slices.SortFunc(recs, func(a, b holdRecord) int {
+		if c := strings.Compare(a.h.id, b.h.id); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.h.logPos, b.h.logPos)
+	})
+	kept := recs[:0]
+	for i, rec := range recs {
+		if i+1 < len(recs) && recs[i+1].h.id == rec.h.id {
+			continue // replaced by recs[i+1]
+		}
+		kept = append(kept, rec)
+	}
+	recs = kept
 	dst = binary.AppendUvarint(dst, uint64(len(recs)))
 	for _, rec := range recs {
 		h := rec.h
