@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,5 +91,20 @@ func TestPoissonOffsets(t *testing.T) {
 	// Mean gap 1/rate within 1% (seeded: cannot flake).
 	if mean := float64(a[n-1]) / float64(n-1) / 1e9; mean < 0.99/rate || mean > 1.01/rate {
 		t.Fatalf("mean gap %g s, want %g", mean, 1/rate)
+	}
+}
+
+// A rate so low that the schedule's last intended start overflows the
+// nanoseconds it is kept in is refused: the starts wrapped to negative
+// offsets, every op went out at once, and --duration never stopped it.
+func TestOpenLoopScheduleBeyondItsRange(t *testing.T) {
+	w := genWorkload(t, "hot", 1000)
+	_, err := Run(context.Background(), RunConfig{Workers: 2, Rate: 1e-300}, memory.New(), w)
+	if err == nil || !strings.Contains(err.Error(), "span") {
+		t.Fatalf("1000 ops at 1e-300 ops/s: %v; want a refusal naming the span", err)
+	}
+	res := runMemory(t, RunConfig{Workers: 2, Rate: 1e6}, w)
+	if !res.Check.OK || res.Ops != 1000 {
+		t.Fatalf("a fine rate: %d ops, check %+v", res.Ops, res.Check)
 	}
 }

@@ -49,6 +49,11 @@ func (p *Plan) Run(ctx context.Context, cfg RunConfig, st store.Store) (*Result,
 		return nil, err
 	}
 	w := p.w
+	if span := float64(len(w.Ops)) / cfg.Rate; cfg.OpenLoop() && span > scheduleSpanMax.Seconds() {
+		// The intended starts are nanoseconds in an int64: past its range
+		// they wrapped, and every op went out at once.
+		return nil, fmt.Errorf("bench: %d ops at %g ops/s span %.3g s, past the %v an open-loop schedule can time", len(w.Ops), cfg.Rate, span, scheduleSpanMax)
+	}
 	res := &Result{
 		Store:      cfg.Store,
 		Workload:   WorkloadInfo{Name: w.Params.Name, Rows: len(w.Initial), Ops: len(w.Ops), Seed: w.Params.Seed, SKUs: w.Params.SKUs, File: cfg.WorkloadFile},
@@ -149,6 +154,10 @@ type worker struct {
 
 	pipe store.Pipeliner // with RunConfig.Pipeline > 1
 }
+
+// scheduleSpanMax bounds an open-loop run's schedule (the last op's
+// intended start), well inside an int64 of nanoseconds.
+const scheduleSpanMax = 100 * 365 * 24 * time.Hour
 
 func newRunner(p *Plan, cfg *RunConfig) *runner {
 	r := &runner{plan: p, cfg: cfg, outcomes: NewOutcomes(p)}
@@ -475,7 +484,9 @@ func (wk *worker) runOpen(ctx context.Context) {
 			return
 		}
 		intended := r.start.Add(time.Duration(offset))
-		sleeper.Until(intended)
+		if sleeper.Until(ctx, intended); ctx.Err() != nil {
+			return
+		}
 		sent := time.Now()
 		if late := sent.Sub(intended); late > threshold {
 			wk.late++

@@ -11,7 +11,10 @@
 // expiry, and no thread is held while it waits.
 package hrsleep
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Sleeper sleeps to deadlines; one per goroutine (it is not safe for
 // concurrent use). The zero value and a Sleeper that could not get a timer
@@ -32,11 +35,29 @@ func New() *Sleeper {
 // Precise reports whether s sleeps on a high-resolution timer.
 func (s *Sleeper) Precise() bool { return s.t != nil }
 
-// Until returns at deadline or soon after (at once when it has passed).
-func (s *Sleeper) Until(deadline time.Time) {
+// coarse is how far before a deadline a long sleep hands over to the
+// timer: the part before it waits on a runtime timer, cancellably, and
+// costs no wake-up per op.
+const coarse = 2 * time.Millisecond
+
+// Until returns at deadline or soon after (at once when it has passed), or
+// when ctx is done, whichever comes first.
+func (s *Sleeper) Until(ctx context.Context, deadline time.Time) {
 	d := time.Until(deadline)
 	if d <= 0 {
 		return
+	}
+	if d > coarse {
+		t := time.NewTimer(d - coarse)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		if d = time.Until(deadline); d <= 0 {
+			return
+		}
 	}
 	if s.t == nil || s.t.sleep(d) != nil {
 		time.Sleep(time.Until(deadline))
