@@ -64,8 +64,8 @@ func findBinary(explicit string) (string, error) {
 
 // StartProcess starts allot serve (binary as findBinary resolves it) with
 // cfg.DataDir (a temporary directory, removed on Stop or Kill, when empty)
-// and cfg.Durability, RESP on a free loopback port, HTTP off, and extra
-// flags appended. It returns once the server says it is ready.
+// and cfg.Durability, RESP and HTTP (its /metrics, for the stage
+// breakdown) on free loopback ports, and extra flags appended. It returns once the server says it is ready.
 func StartProcess(ctx context.Context, binary string, cfg store.Config, extra ...string) (*Process, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

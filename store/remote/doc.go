@@ -14,10 +14,12 @@
 //
 // Invariants: the server's durability is the one the bench asked for (Open
 // checks HELLO's answer and refuses a mismatch rather than mislabel a
-// result); Load replaces the rows of the previous Load, and Rows reads back
-// exactly the rows of the last Load.
+// result); Load replaces the rows of the previous Load, leaves every group
+// it loads holding exactly its rows' units (rows an earlier run left in
+// those groups are emptied), and Rows reads back exactly the rows of the
+// last Load.
 //
 // What it must never do: leave a child server running after Close or after
-// the bench process dies (the child gets SIGKILL when its parent thread
+// the bench process dies (the child gets SIGTERM when its parent thread
 // exits), or pass an error off as a business outcome.
 package remote

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 
 	"allot/client"
@@ -72,8 +73,7 @@ type Store struct {
 	client    *client.Client
 	clientCfg client.Config
 	child     *Process // the server this store started, nil with an Addr
-	shared    bool
-	sh        *shared // Options.Shared: the sessions' one connection
+	sh        *shared  // Options.Shared: the sessions' one connection; nil without
 
 	// keys are the rows of the last Load, in load order: what Rows reads
 	// back, and what the next Load empties when it does not set them.
@@ -93,7 +93,7 @@ func Open(ctx context.Context, cfg store.Config, o Options) (*Store, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
-	s := &Store{cfg: cfg, addr: cfg.Addr, shared: o.Shared}
+	s := &Store{cfg: cfg, addr: cfg.Addr}
 	password := o.Password
 	if cfg.Addr == "" {
 		ch, err := StartProcess(ctx, o.Binary, cfg)
@@ -129,13 +129,33 @@ func Open(ctx context.Context, cfg store.Config, o Options) (*Store, error) {
 		return nil, fmt.Errorf("store/remote: allot at %s runs durability %s, the bench asked for %s: restart it with --durability %s, or run the bench with --durability %s",
 			s.addr, d, cfg.Durability, cfg.Durability, d)
 	}
+	if o.Shared {
+		// Made here, not by the first Session: sessions may be opened from
+		// many goroutines at once, and each must find the same one. It
+		// connects on first use, to the primary the last Load found.
+		s.sh = &shared{cfg: s.clientCfg, start: s.addr, timeout: cfg.Timeout}
+	}
 	return s, nil
 }
 
 // Addr returns the server's RESP address.
 func (s *Store) Addr() string { return s.addr }
 
-// Describe names the server, its version, durability and address.
+var _ store.DataDirer = (*Store)(nil)
+
+// DataDir returns the data directory of the server this store started
+// (store.DataDirer): where the bench measures the fdatasync an fsync run
+// is bound by, and whose file system it reports. Empty for a server given
+// by Addr, whose directory the store cannot know.
+func (s *Store) DataDir() string {
+	if s.child == nil {
+		return ""
+	}
+	return s.child.DataDir()
+}
+
+// Describe names the server, its version, durability and address, and how
+// the sessions reach it (allot and allot-mux differ only there).
 func (s *Store) Describe(ctx context.Context) (string, error) {
 	info, err := s.client.Hello(ctx)
 	if err != nil {
@@ -145,14 +165,20 @@ func (s *Store) Describe(ctx context.Context) (string, error) {
 	if s.child != nil {
 		how = "started by the bench on " + s.addr
 	}
-	return fmt.Sprintf("allot serve %s, durability %s, over RESP, %s", info["version"], info["durability"], how), nil
+	conns := "a connection per session"
+	if s.sh != nil {
+		conns = "sessions share one connection (client.Batcher)"
+	}
+	return fmt.Sprintf("allot serve %s, durability %s, over RESP, %s, %s", info["version"], info["durability"], conns, how), nil
 }
 
 // Load sets every row with pipelined STOCK.SET, and empties the rows of the
 // previous Load that rows does not set. The wire contract has no delete
-// and no listing: rows a server held before this store's first Load are
-// left as they are, which is why the bench starts its own server unless
-// told otherwise.
+// and no listing, so rows a server held before this store's first Load (a
+// server given by Addr, a data directory reused) stay; those in the groups
+// of rows are emptied (emptyStale), so that no capture of the run can take
+// their units. Rows of other groups stay as they were: the run touches
+// none of them.
 func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
 	if err := store.CheckRows(rows); err != nil {
 		return fmt.Errorf("store/remote: load: %w", err)
@@ -171,7 +197,7 @@ func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
 	// A standby of a cluster refuses the sets, naming the primary: the
 	// load goes there (every op sets a row to a value: sending them again
 	// is safe, whatever part the refusing node took).
-	err := pipelineAll(ctx, s.client, ops)
+	err := loadOn(ctx, s.client, ops, rows)
 	primary := ""
 	for hop := 0; hop < loadHopsMax; hop++ {
 		addr, ok := client.PrimaryOf(err)
@@ -184,7 +210,7 @@ func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
 		if perr != nil {
 			return fmt.Errorf("store/remote: load: the primary %s a standby named: %w", addr, perr)
 		}
-		err = pipelineAll(ctx, pc, ops)
+		err = loadOn(ctx, pc, ops, rows)
 		pc.Close()
 		primary = addr
 	}
@@ -194,6 +220,9 @@ func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
 	// Sessions start at the primary the load found, rather than each
 	// sending its first mutation to the standby to be told where it is.
 	s.primary = primary
+	if s.sh != nil {
+		s.sh.startAt(s.sessionAddr())
+	}
 	s.keys = s.keys[:0]
 	for _, r := range rows {
 		s.keys = append(s.keys, r.Key)
@@ -204,17 +233,138 @@ func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
 // loadHopsMax bounds how many "not primary" refusals a Load follows.
 const loadHopsMax = 3
 
-// pipelineAll sends ops in pipelines of loadChunk on one connection of c;
-// any op that does not come back OK stops it.
-func pipelineAll(ctx context.Context, c *client.Client, ops []inventory.Op) error {
-	results := make([]inventory.Result, loadChunk)
+// loadOn sends a Load's sets (ops) to the server of c, then empties the
+// rows of rows' groups that rows does not set.
+func loadOn(ctx context.Context, c *client.Client, ops []inventory.Op, rows []inventory.Row) error {
+	if err := pipelineAll(ctx, c, ops); err != nil {
+		return err
+	}
+	return emptyStale(ctx, c, rows)
+}
+
+// drainCapturesMax bounds the captures that empty one group of rows a Load
+// did not set (each takes up to inventory.QuantityMax units).
+const drainCapturesMax = 64
+
+// emptyStale makes every group of rows hold what rows put in it and no
+// more. A group's total (AVAILABLE) above the sum of its loaded rows means
+// the server has rows of that group that rows does not name, left by an
+// earlier run: captures of this run would take their units, and the
+// checker, which reads back only the loaded rows, would see stock vanish.
+// Such a group is emptied with captures (the contract has no delete and no
+// listing) and its loaded rows set again.
+func emptyStale(ctx context.Context, c *client.Client, rows []inventory.Row) error {
+	want := make(map[inventory.GroupKey]int64)
+	var groups []inventory.GroupKey
+	for _, r := range rows {
+		g := r.Key.Group()
+		total, seen := want[g]
+		if !seen {
+			groups = append(groups, g)
+		}
+		want[g] = min(total, math.MaxInt64-r.Count) + r.Count // saturated, as the server's total
+	}
 	cn, err := c.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer cn.Close()
-	for len(ops) > 0 {
-		chunk := ops[:min(loadChunk, len(ops))]
+	stale, err := staleGroups(ctx, cn, groups, want)
+	if err != nil || len(stale) == 0 {
+		return err
+	}
+	for _, g := range stale {
+		for i := 0; ; i++ {
+			r, err := cn.Available(ctx, g)
+			if err != nil {
+				return err
+			}
+			if r.Count == 0 {
+				break
+			}
+			if i == drainCapturesMax {
+				return fmt.Errorf("emptying group %v of an earlier run's rows: %d units left after %d captures", g, r.Count, i)
+			}
+			res, err := cn.Capture(ctx, g, min(r.Count, inventory.QuantityMax), nil)
+			if err != nil {
+				return err
+			}
+			if res.Code != inventory.CodeOK && res.Code != inventory.CodeInsufficient {
+				return fmt.Errorf("emptying group %v of an earlier run's rows: %v %s", g, res.Code, res.Detail)
+			}
+		}
+	}
+	isStale := make(map[inventory.GroupKey]bool, len(stale))
+	for _, g := range stale {
+		isStale[g] = true
+	}
+	var again []inventory.Op
+	for _, r := range rows {
+		if isStale[r.Key.Group()] {
+			again = append(again, inventory.Stock(r.Key, r.Count, r.Price))
+		}
+	}
+	if err := pipelineOn(ctx, cn, again); err != nil {
+		return err
+	}
+	if stale, err = staleGroups(ctx, cn, stale, want); err != nil {
+		return err
+	}
+	if len(stale) > 0 {
+		return fmt.Errorf("group %v holds other units than the Load set, after it was emptied and set again (does another client write to this server?)", stale[0])
+	}
+	return nil
+}
+
+// staleGroups returns the groups whose total on the server is not want's.
+func staleGroups(ctx context.Context, cn *client.Conn, groups []inventory.GroupKey, want map[inventory.GroupKey]int64) ([]inventory.GroupKey, error) {
+	var stale []inventory.GroupKey
+	ops := make([]inventory.Op, 0, loadChunk)
+	results := make([]inventory.Result, loadChunk)
+	for i := 0; i < len(groups); i += loadChunk {
+		ops = ops[:0]
+		for _, g := range groups[i:min(i+loadChunk, len(groups))] {
+			ops = append(ops, inventory.Available(g))
+		}
+		if err := cn.Pipeline(ctx, ops, results); err != nil {
+			return nil, err
+		}
+		for j, r := range results[:len(ops)] {
+			g := ops[j].Key.Group()
+			if r.Code != inventory.CodeOK {
+				return nil, fmt.Errorf("reading the total of group %v: %v %s", g, r.Code, r.Detail)
+			}
+			if r.Count != want[g] {
+				stale = append(stale, g)
+			}
+		}
+	}
+	return stale, nil
+}
+
+// pipelineAll sends ops in pipelines of loadChunk on one connection of c;
+// any op that does not come back OK stops it.
+func pipelineAll(ctx context.Context, c *client.Client, ops []inventory.Op) error {
+	cn, err := c.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer cn.Close()
+	return pipelineOn(ctx, cn, ops)
+}
+
+// pipelineOn is pipelineAll on the connection cn. The first op goes alone:
+// a standby refuses it naming the primary, and only the refusal of a call
+// of one op keeps that class (client.PrimaryOf); in a longer pipeline the
+// client reports it as an unknown outcome, which Load cannot follow.
+func pipelineOn(ctx context.Context, cn *client.Conn, ops []inventory.Op) error {
+	results := make([]inventory.Result, loadChunk)
+	for first := true; len(ops) > 0; first = false {
+		size := loadChunk
+		if first {
+			size = 1
+		}
+		chunk := ops[:min(size, len(ops))]
 		ops = ops[len(chunk):]
 		if err := cn.Pipeline(ctx, chunk, results); err != nil {
 			return err
@@ -310,10 +460,7 @@ func (s *Store) rowsVia(ctx context.Context, c *client.Client) ([]inventory.Row,
 // Session opens one worker's connection (with Options.Shared, a handle on
 // the shared one).
 func (s *Store) Session(ctx context.Context) (store.Session, error) {
-	if s.shared {
-		if s.sh == nil {
-			s.sh = &shared{cfg: s.clientCfg, start: s.sessionAddr(), timeout: s.cfg.Timeout}
-		}
+	if s.sh != nil {
 		if _, _, err := s.sh.get(); err != nil {
 			return nil, s.wrap(err)
 		}

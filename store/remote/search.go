@@ -40,9 +40,14 @@ func (s *Store) LoadCatalog(ctx context.Context, recs []catalog.Record, rows []i
 	return nil
 }
 
-// Search sends SEARCH on the session's connection.
+// Search sends SEARCH on the session's connection (a fresh one after a
+// failed call, as for every other call of the session).
 func (s *Session) Search(ctx context.Context, q catalog.Query, out []catalog.Result) ([]catalog.Result, error) {
-	out, err := s.conn.Search(ctx, q, out)
+	cn, err := s.connection(ctx)
+	if err != nil {
+		return out, err
+	}
+	out, err = cn.Search(ctx, q, out)
 	if err != nil {
 		return out, s.store.wrap(err)
 	}
@@ -52,7 +57,11 @@ func (s *Session) Search(ctx context.Context, q catalog.Query, out []catalog.Res
 // SearchPipeline sends every query of qs in one write on the session's
 // connection and reads the replies in order.
 func (s *Session) SearchPipeline(ctx context.Context, qs []catalog.Query, outs [][]catalog.Result) error {
-	if err := s.conn.SearchPipeline(ctx, qs, outs); err != nil {
+	cn, err := s.connection(ctx)
+	if err != nil {
+		return err
+	}
+	if err := cn.SearchPipeline(ctx, qs, outs); err != nil {
 		return s.store.wrap(err)
 	}
 	return nil

@@ -23,18 +23,30 @@ type shared struct {
 	addr    string // where c and b are connected
 	c       *client.Client
 	b       *client.Batcher
+	closed  bool // by the store's Close: no connection is made again
 }
 
 // get returns the current batcher and its address, made on first use.
 func (sh *shared) get() (*client.Batcher, string, error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if sh.closed {
+		return nil, "", client.ErrClosed
+	}
 	if sh.b == nil {
 		if err := sh.openLocked(sh.start); err != nil {
 			return nil, "", err
 		}
 	}
 	return sh.b, sh.addr, nil
+}
+
+// startAt sets where the connection is first made: the primary a Load
+// found. A connection already made stays where it is.
+func (sh *shared) startAt(addr string) {
+	sh.mu.Lock()
+	sh.start = addr
+	sh.mu.Unlock()
 }
 
 func (sh *shared) openLocked(addr string) error {
@@ -55,7 +67,7 @@ func (sh *shared) openLocked(addr string) error {
 func (sh *shared) move(from *client.Batcher, addr string) error {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if sh.b != from || sh.addr == addr {
+	if sh.b != from || sh.addr == addr || sh.closed {
 		return nil
 	}
 	oldC, oldB := sh.c, sh.b
@@ -72,6 +84,7 @@ func (sh *shared) move(from *client.Batcher, addr string) error {
 func (sh *shared) close() {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	sh.closed = true
 	if sh.b != nil {
 		sh.b.Close()
 		sh.c.Close()
