@@ -36,11 +36,37 @@ func init() {
 	})
 }
 
-// Store is the postgres adapter's store (Load, Rows, Describe, Close) on a
-// table without the count check, with naive sessions.
+// Store is the postgres adapter's store (Load, Rows, Close, ServerPID) on
+// a table without the count check, with naive sessions. It holds the
+// adapter rather than embedding it, so that it offers none of the
+// adapter's other capabilities (records, search, checkout): those would
+// run the adapter's correct, locking code under the control's name.
 type Store struct {
-	*postgres.Store
+	pg *postgres.Store
 }
+
+var _ store.ServerProcess = (*Store)(nil)
+
+// Load replaces the table's rows (postgres.Store.Load).
+func (s *Store) Load(ctx context.Context, rows []inventory.Row) error { return s.pg.Load(ctx, rows) }
+
+// Rows reads back every row.
+func (s *Store) Rows(ctx context.Context) ([]inventory.Row, error) { return s.pg.Rows(ctx) }
+
+// Describe names the server and says that this is the control.
+func (s *Store) Describe(ctx context.Context) (string, error) {
+	d, err := s.pg.Describe(ctx)
+	if err != nil {
+		return "", err
+	}
+	return "control, read then write with no lock: " + d, nil
+}
+
+// ServerPID returns the PostgreSQL server's pid (store.ServerProcess).
+func (s *Store) ServerPID(ctx context.Context) (int, error) { return s.pg.ServerPID(ctx) }
+
+// Close closes the pool.
+func (s *Store) Close() error { return s.pg.Close() }
 
 // Open opens the naive store on the table in schema.
 func Open(ctx context.Context, cfg store.Config, schema string) (*Store, error) {
@@ -56,12 +82,12 @@ func Open(ctx context.Context, cfg store.Config, schema string) (*Store, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &Store{pg}, nil
+	return &Store{pg: pg}, nil
 }
 
 // Session holds one pooled connection for one worker.
 func (s *Store) Session(ctx context.Context) (store.Session, error) {
-	c, err := s.Acquire(ctx)
+	c, err := s.pg.Acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
