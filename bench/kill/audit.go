@@ -2,6 +2,7 @@ package kill
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -94,6 +95,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("kill: workers must be at least 1, got %d", c.Workers)
 	case c.OpsMax < c.Workers:
 		return fmt.Errorf("kill: ops per round (%d) must be at least the workers (%d)", c.OpsMax, c.Workers)
+	case c.ReadTimeout < 0:
+		return fmt.Errorf("kill: read timeout must be positive, got %v", c.ReadTimeout)
 	case c.KillAfterMin < 0 || c.KillAfterMax < c.KillAfterMin:
 		return fmt.Errorf("kill: kill moment window [%v, %v] is not a window", c.KillAfterMin, c.KillAfterMax)
 	case c.Open == nil || c.Server == nil:
@@ -138,6 +141,19 @@ type Result struct {
 	Examples []string `json:"examples,omitempty"`
 }
 
+// MarshalJSON writes the counts with the verdict and whether the audit
+// failed, decided as the table decides them: a reader of the JSON that
+// recomputed them from the counts would have to know each mode's promise
+// (a lost acknowledged op fails write, not none).
+func (r Result) MarshalJSON() ([]byte, error) {
+	type counts Result // without this method
+	return json.Marshal(struct {
+		*counts
+		Verdict string `json:"verdict"`
+		Failed  bool   `json:"failed"`
+	}{(*counts)(&r), r.Verdict(), r.Failed()})
+}
+
 // examplesMax bounds Result.Examples.
 const examplesMax = 8
 
@@ -152,11 +168,25 @@ func (r *Result) NeverFine() int64 { return r.HalfApplied + r.Oversold + r.Corru
 
 // Failed reports whether the audit found what the mode must never do: a
 // half-applied capture, oversell, corruption in any mode, or an
-// acknowledged op lost under fsync or write (both promise to survive a
-// process crash, and a SIGKILL is one); or whether it could not run.
+// acknowledged op or a loaded row lost under fsync or write (both promise
+// to survive a process crash, and a SIGKILL is one; Load is a write the
+// store acknowledged too); or whether it could not run, or ran without
+// power (NotUnderLoad).
 func (r *Result) Failed() bool {
-	return r.Error != "" || r.NeverFine() > 0 || (r.LostAcked > 0 && r.Durability != string(store.DurabilityNone))
+	return r.Error != "" || r.NeverFine() > 0 || r.NotUnderLoad() || r.BrokePromise()
 }
+
+// BrokePromise reports whether the store lost what its mode promises to
+// keep across a process crash: acknowledged ops or loaded rows, in any
+// mode but none.
+func (r *Result) BrokePromise() bool {
+	return r.Durability != string(store.DurabilityNone) && (r.LostAcked > 0 || r.RowsMissing > 0)
+}
+
+// NotUnderLoad reports whether every round's kill came after the workers
+// had sent all their ops: the server was crashed idle, so the audit never
+// saw what a kill under load does, and a clean result proves little.
+func (r *Result) NotUnderLoad() bool { return r.Kills > 0 && r.KilledEarly == r.Kills }
 
 // Run runs the audit: Kills rounds, each loading fresh rows, sending ops
 // with Workers sessions, killing the server at a random moment, starting
@@ -317,7 +347,8 @@ func readBack(ctx context.Context, cfg *Config, st store.Store) ([]inventory.Row
 	for time.Now().Before(deadline) {
 		fresh, err := cfg.Open(ctx)
 		if err == nil {
-			rows, err := fresh.Rows(ctx)
+			var rows []inventory.Row
+			rows, err = fresh.Rows(ctx)
 			fresh.Close()
 			if err == nil {
 				return rows, nil
@@ -328,6 +359,10 @@ func readBack(ctx context.Context, cfg *Config, st store.Store) ([]inventory.Row
 			return nil, ctx.Err()
 		}
 		time.Sleep(500 * time.Millisecond)
+	}
+	if lastErr == nil {
+		// No read was tried: no rows is not what the server holds.
+		lastErr = fmt.Errorf("kill: no read tried within %v", cfg.ReadTimeout)
 	}
 	return nil, lastErr
 }

@@ -12,7 +12,14 @@
 //     told the outcome is unknown);
 //   - half-applied captures: some of a capture's rows taken, not all
 //     (never fine);
-//   - oversold: a row below zero, or more taken from a group than it held.
+//   - oversold: a row below zero, or more taken from a group than it held;
+//   - rows missing: loaded rows the restarted server does not have (Load
+//     is a write the store acknowledged: a failure under fsync and write,
+//     as a lost op is).
+//
+// An audit whose every kill came after the workers had sent all their ops
+// crashed an idle server and proves little: it does not pass
+// (Result.NotUnderLoad).
 //
 // How it can tell, exactly, op by op. Each worker owns its groups and rows;
 // no other worker touches them, and a worker sends one op at a time, so the

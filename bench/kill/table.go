@@ -39,10 +39,14 @@ func (r *Result) Verdict() string {
 		return "ERROR"
 	case r.NeverFine() > 0:
 		return "FAILED"
-	case r.LostAcked > 0 && r.Durability == "fsync":
+	case r.BrokePromise() && r.LostAcked > 0 && r.Durability == "fsync":
 		return "FAILED: fsync lost acked ops"
-	case r.LostAcked > 0 && r.Durability == "write":
-		return "FAILED: write lost acked ops on a process crash"
+	case r.BrokePromise() && r.LostAcked > 0:
+		return "FAILED: " + r.Durability + " lost acked ops on a process crash"
+	case r.BrokePromise():
+		return "FAILED: " + r.Durability + " lost loaded rows on a process crash"
+	case r.NotUnderLoad():
+		return "NOT UNDER LOAD: every kill came after the last op"
 	case r.LostAcked > 0:
 		return "loses acked ops (as the mode allows)"
 	}

@@ -116,7 +116,7 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.reportFile, "report", "", "write a self-contained HTML report of the runs to this file")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole bench process (runner and in-process stores) to this file, for 'go tool pprof'")
 	fs.DurationVar(&f.openTimeout, "timeout", 30*time.Second, "bound on connecting to a store and loading its rows")
-	fs.IntVar(&f.kill, "kill", 0, "instead of a timed run, the crash audit: SIGKILL each store's server process N times under load, restart it on the same data and count acknowledged ops lost, ops applied unacknowledged, half-applied captures and oversell (every durability mode unless --durability is given)")
+	fs.IntVar(&f.kill, "kill", 0, "instead of a timed run, the crash audit: SIGKILL each store's server process N times under load, restart it on the same data and count acknowledged ops lost, ops applied unacknowledged, half-applied captures and oversell (every durability mode unless --durability is given; --ops sets the ops of a round)")
 	fs.StringVar(&f.faults, "faults", faultKillPrimary, "with --kill on allot-cluster: what the rounds kill, in turn, at a random moment each: a comma list of "+strings.Join(clusterFaults, ", "))
 	fs.BoolVar(&f.breakdown, "breakdown", false, "for stores whose server times its stages (allot, allot-mux): print where an op's time went inside the server (socket read, parse, queue wait, batch wait, journal write, fdatasync, wake, reply written)")
 }

@@ -12,6 +12,7 @@ import (
 
 	"allot/bench/kill"
 	"allot/internal/fsinfo"
+	"allot/internal/procfs"
 	"allot/services"
 	"allot/store"
 	"allot/store/remote"
@@ -81,6 +82,11 @@ func (j *benchJob) killOne(ctx context.Context, name string, d store.Durability,
 		Store: name, Durability: d, Kills: j.f.kill, Workers: j.f.workers,
 		Seed: j.f.workload.seed, Log: j.stderr,
 	}
+	if j.f.set["ops"] {
+		// The ops of one round: what a round killed after its last op
+		// (the table's advice) must raise.
+		cfg.OpsMax = j.f.workload.ops
+	}
 	if j.f.quiet {
 		cfg.Log = nil
 	}
@@ -106,6 +112,9 @@ func (j *benchJob) killOne(ctx context.Context, name string, d store.Durability,
 			return c.open(ctx, j.f.workers, j.f.openTimeout)
 		}
 	case name == "allot" || name == "allot-mux":
+		if j.f.addr != "" {
+			return failed(errors.New("--kill kills the allot serve it starts; it cannot with --addr"))
+		}
 		srv, err := startAllotForKill(ctx, d, j.f.workers)
 		if err != nil {
 			return failed(err)
@@ -216,12 +225,20 @@ func startAllotForKill(ctx context.Context, d store.Durability, workers int) (*a
 	return s, nil
 }
 
+// Kill crashes the server. One that had already exited by itself (a
+// panic, the OOM killer) is an error: that is a finding of its own, not
+// the crash the audit meant to cause.
 func (s *allotServer) Kill(context.Context) error {
 	if s.proc == nil {
 		return errors.New("allot serve is not running")
 	}
+	pid, running := s.proc.PID(), processRunning(s.proc.PID())
 	s.proc.Kill()
+	log := s.proc.Log()
 	s.proc = nil
+	if !running {
+		return fmt.Errorf("allot serve (pid %d) had exited by itself before the kill:\n%s", pid, log)
+	}
 	return nil
 }
 
@@ -239,4 +256,11 @@ func (s *allotServer) close() {
 		s.proc.Stop(time.Minute)
 	}
 	os.RemoveAll(s.dataDir)
+}
+
+// processRunning reports whether pid is a process that has not exited (a
+// zombie has).
+func processRunning(pid int) bool {
+	st, err := procfs.FS("/proc").Stat(pid)
+	return err == nil && st.State != 'Z' && st.State != 'X'
 }
