@@ -396,6 +396,28 @@ func brokerRefused(err error) bool {
 	return ae.Code == amqp.PreconditionFailed || ae.Code == amqp.AccessRefused
 }
 
+// closeReason names the broker's reason when err is a publish on a
+// channel it closed (amqp.ErrClosed: "channel/connection is not open"):
+// the close that says why (NOT_FOUND for an exchange deleted under the
+// relay, say) reaches r.closed a moment after the channel is marked
+// closed, so it is waited for briefly.
+func (r *Relay) closeReason(err error) error {
+	if !errors.Is(err, amqp.ErrClosed) {
+		return err
+	}
+	select {
+	case e, open := <-r.closed:
+		if open && e != nil {
+			return fmt.Errorf("the broker closed the channel: %w", e)
+		}
+	case <-time.After(closeReasonWait):
+	}
+	return err
+}
+
+// closeReasonWait bounds closeReason's wait for the broker's reason.
+const closeReasonWait = 200 * time.Millisecond
+
 func (r *Relay) closeBroker() {
 	if r.conn != nil {
 		r.conn.Close()
@@ -428,7 +450,7 @@ func (r *Relay) publish(ctx context.Context, evs []changes.Event) (msgs int, sen
 				Body:         append([]byte(nil), body...),
 			})
 			if err != nil {
-				return 0, sent, fmt.Errorf("publish seq %d: %w", ev.Seq, err)
+				return 0, sent, fmt.Errorf("publish seq %d: %w", ev.Seq, r.closeReason(err))
 			}
 			sent = ev.Seq
 			pending = append(pending, dc)
