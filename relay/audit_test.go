@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -195,11 +193,11 @@ func TestRelayAuditResentCountsOnlyRepublished(t *testing.T) {
 	name := auditName(t)
 	ch := broker(t, url, name)
 	addr, _ := services.Addr(services.Config{}, services.RabbitMQ)
-	p := startCutProxy(t, addr)
+	p := servertest.StartCutProxy(t, addr)
 	s := servertest.Start(t, servertest.Options{})
 	stock(t, s.Engine, 0, 1)
 	cp := filepath.Join(t.TempDir(), "cp")
-	r, err := relay.New(relay.Config{Addr: s.RESPAddr(), AMQPURL: "amqp://guest:guest@" + p.addr() + "/", Exchange: name, Queue: name,
+	r, err := relay.New(relay.Config{Addr: s.RESPAddr(), AMQPURL: "amqp://guest:guest@" + p.Addr() + "/", Exchange: name, Queue: name,
 		Checkpoint: cp, Block: 100 * time.Millisecond, RetryPause: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -214,7 +212,7 @@ func TestRelayAuditResentCountsOnlyRepublished(t *testing.T) {
 		}
 	}()
 	waitPosition(t, r, 1)
-	p.cut()
+	p.Cut()
 	time.Sleep(300 * time.Millisecond)
 	stock(t, s.Engine, 1, 20)
 	waitPosition(t, r, 21)
@@ -249,54 +247,6 @@ func waitPosition(t *testing.T, r *relay.Relay, pos uint64) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// cutProxy forwards TCP connections; cut drops those open (as a broker
-// restart or a network fault would) and goes on accepting new ones.
-type cutProxy struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func startCutProxy(t *testing.T, to string) *cutProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{ln: ln}
-	t.Cleanup(func() { ln.Close(); p.cut() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", to)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, up)
-			p.mu.Unlock()
-			go func() { io.Copy(up, c); up.Close() }()
-			go func() { io.Copy(c, up); c.Close() }()
-		}
-	}()
-	return p
-}
-
-func (p *cutProxy) addr() string { return p.ln.Addr().String() }
-
-func (p *cutProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
 }
 
 // A wrong allot password is refused by every node for good: the relay

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"strings"
 	"testing"
 
@@ -59,29 +58,7 @@ func (s failingSession) PipelineWrite(ctx context.Context, recs []store.RWRecord
 
 func runKV(t *testing.T, st store.Store, ops, pipeline int, args ...string) *bench.Result {
 	t.Helper()
-	reg, err := bench.LookupKind("kv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := reg.New().(*kv.Kind)
-	k.Out = &bytes.Buffer{}
-	fs := flag.NewFlagSet("kv", flag.ContinueOnError)
-	k.RegisterFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	cfg := bench.KindConfig{RunConfig: bench.RunConfig{Workers: 2, Pipeline: pipeline, Store: "mem"}, Ops: ops, Seed: 1}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	if err := k.Validate(cfg); err != nil {
-		t.Fatal(err)
-	}
-	res, err := k.Run(context.Background(), cfg, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return runWith(t, st, &bytes.Buffer{}, 2, ops, pipeline, args...)
 }
 
 // 1500 writes over 1000 keys: keys 0..499 are written twice, 500..999

@@ -83,6 +83,13 @@ func (s *memSession) PipelineRead(_ context.Context, keys []string, values []int
 
 func run(t *testing.T, st store.Store, out *bytes.Buffer, args ...string) *bench.Result {
 	t.Helper()
+	return runWith(t, st, out, 4, 50000, 32, args...)
+}
+
+// runWith runs kv on st from a command line's flags, with workers
+// sessions, ops ops and pipeline in flight each.
+func runWith(t *testing.T, st store.Store, out *bytes.Buffer, workers, ops, pipeline int, args ...string) *bench.Result {
+	t.Helper()
 	reg, err := bench.LookupKind("kv")
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +101,7 @@ func run(t *testing.T, st store.Store, out *bytes.Buffer, args ...string) *bench
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	cfg := bench.KindConfig{RunConfig: bench.RunConfig{Workers: 4, Pipeline: 32, Store: "mem"}, Ops: 50000, Seed: 1}
+	cfg := bench.KindConfig{RunConfig: bench.RunConfig{Workers: workers, Pipeline: pipeline, Store: "mem"}, Ops: ops, Seed: 1}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

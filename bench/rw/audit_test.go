@@ -10,6 +10,7 @@ import (
 
 	"allot/bench"
 	"allot/bench/rw"
+	"allot/bench/rw/rwtest"
 	"allot/store"
 )
 
@@ -43,28 +44,7 @@ func (s *slowWriteSpace) Modify(ctx context.Context, keys []string, delta int64,
 // runWith runs rw on st with workers sessions and ops units of work.
 func runWith(t *testing.T, st store.Store, workers, ops int, args ...string) *bench.Result {
 	t.Helper()
-	reg, err := bench.LookupKind("rw")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := reg.New()
-	fs := flag.NewFlagSet("rw", flag.ContinueOnError)
-	k.RegisterFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	cfg := bench.KindConfig{RunConfig: bench.RunConfig{Workers: workers, Store: "fake", Durability: store.DurabilityFsync}, Ops: ops, Seed: 1}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	if err := k.Validate(cfg); err != nil {
-		t.Fatal(err)
-	}
-	res, err := k.Run(context.Background(), cfg, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return rwtest.Run(t, st, store.DurabilityFsync, workers, ops, args...)
 }
 
 // MIXED reports a read rate and a write rate so that a lock's cost to

@@ -9,7 +9,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,60 +20,6 @@ import (
 	"allot/store"
 	"allot/store/remote"
 )
-
-// cutProxy forwards TCP connections to a server and can cut every one it
-// carries, as a network failure or a server restart would.
-type cutProxy struct {
-	ln     net.Listener
-	target string
-
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func startProxy(t *testing.T, target string) *cutProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{ln: ln, target: target}
-	t.Cleanup(func() {
-		ln.Close()
-		p.cut()
-	})
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, s)
-			p.mu.Unlock()
-			go func() { io.Copy(s, c); s.Close() }()
-			go func() { io.Copy(c, s); c.Close() }()
-		}
-	}()
-	return p
-}
-
-func (p *cutProxy) addr() string { return p.ln.Addr().String() }
-
-// cut closes every connection the proxy carries.
-func (p *cutProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
 
 // TestStoreReportsDataDir: a store that started its own server says where
 // that server keeps its journal (store.DataDirer), so that the bench
@@ -168,9 +113,9 @@ func TestLoadEmptiesAPreviousRunsRows(t *testing.T) {
 // promise), searches included.
 func TestSearchAfterALostConnection(t *testing.T) {
 	s := servertest.Start(t, servertest.Options{NoHTTP: true, Durability: engine.DurabilityWrite})
-	p := startProxy(t, s.RESPAddr())
+	p := servertest.StartCutProxy(t, s.RESPAddr())
 	ctx := context.Background()
-	st, err := remote.Open(ctx, store.Config{Addr: p.addr(), Durability: store.DurabilityWrite}, remote.Options{})
+	st, err := remote.Open(ctx, store.Config{Addr: p.Addr(), Durability: store.DurabilityWrite}, remote.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +135,7 @@ func TestSearchAfterALostConnection(t *testing.T) {
 	if out, err := ss.Search(ctx, q, nil); err != nil || len(out) != 1 {
 		t.Fatalf("search before the cut: %v %v", out, err)
 	}
-	p.cut()
+	p.Cut()
 	// The call that meets the cut fails; which one that is depends on
 	// when the client notices, so allow one failure.
 	if _, err := ss.Search(ctx, q, nil); err == nil {
@@ -206,7 +151,7 @@ func TestSearchAfterALostConnection(t *testing.T) {
 	}
 
 	// A failed capture, then a search: the search takes a fresh connection.
-	p.cut()
+	p.Cut()
 	g := rows[0].Key.Group()
 	if _, err := se.Capture(ctx, g, 1, nil); err == nil {
 		t.Log("the capture after the cut went through")
@@ -223,10 +168,10 @@ func TestSearchAfterALostConnection(t *testing.T) {
 // bench would count as not applied; and the session carries on.
 func TestCaptureCutIsUnknown(t *testing.T) {
 	s := servertest.Start(t, servertest.Options{NoHTTP: true, Durability: engine.DurabilityWrite})
-	p := startProxy(t, s.RESPAddr())
+	p := servertest.StartCutProxy(t, s.RESPAddr())
 	ctx := context.Background()
 	for _, shared := range []bool{false, true} {
-		st, err := remote.Open(ctx, store.Config{Addr: p.addr(), Durability: store.DurabilityWrite}, remote.Options{Shared: shared})
+		st, err := remote.Open(ctx, store.Config{Addr: p.Addr(), Durability: store.DurabilityWrite}, remote.Options{Shared: shared})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,7 +186,7 @@ func TestCaptureCutIsUnknown(t *testing.T) {
 		if res, err := se.Capture(ctx, g, 1, nil); err != nil || res.Code != inventory.CodeOK {
 			t.Fatalf("shared %v: capture: %v %v", shared, res.Code, err)
 		}
-		p.cut()
+		p.Cut()
 		res, err := se.Capture(ctx, g, 1, nil)
 		if err == nil && res.Code != inventory.CodeOK {
 			t.Fatalf("shared %v: capture on a cut connection: %v with no error: the bench would count it not applied", shared, res.Code)

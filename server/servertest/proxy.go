@@ -1,0 +1,60 @@
+package servertest
+
+import (
+	"io"
+	"net"
+	"sync"
+	"testing"
+)
+
+// CutProxy forwards TCP connections to a server and can cut every one it
+// carries, as a network failure or a server restart would.
+type CutProxy struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+// StartCutProxy listens on a loopback port and forwards each connection
+// to target; the test's cleanup closes it and cuts what it carries.
+func StartCutProxy(t testing.TB, target string) *CutProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &CutProxy{ln: ln}
+	t.Cleanup(func() { ln.Close(); p.Cut() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, up)
+			p.mu.Unlock()
+			go func() { io.Copy(up, c); up.Close() }()
+			go func() { io.Copy(c, up); c.Close() }()
+		}
+	}()
+	return p
+}
+
+// Addr is the address clients connect to.
+func (p *CutProxy) Addr() string { return p.ln.Addr().String() }
+
+// Cut closes every connection the proxy carries; new ones are forwarded.
+func (p *CutProxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
