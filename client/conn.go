@@ -281,13 +281,30 @@ func (cn *Conn) Pipeline(ctx context.Context, ops []inventory.Op, results []inve
 				// were applied, those after it may be. Its class (and a
 				// "primary at" to follow) would have a caller send them
 				// all again.
-				err = fmt.Errorf("client: op %d of a pipeline of %d: %v: %w", i+1, len(ops), se, ErrOutcomeUnknown)
+				err = &PipelineRefusal{Op: i + 1, Ops: len(ops), Refusal: se}
 			}
 			return cn.fail(ctx, err)
 		}
 	}
 	return nil
 }
+
+// PipelineRefusal is the server's refusal of one op of a pipeline of
+// several (Conn.Pipeline): the ops before it were applied and those after
+// it may have been, so its class is ErrOutcomeUnknown whatever the
+// refusal's own, and PrimaryOf does not see through it (a caller would
+// send them all again). PrimaryNamed does: where the next request goes.
+type PipelineRefusal struct {
+	Op, Ops int          // the op refused (from 1), of Ops
+	Refusal *ServerError // its reply
+}
+
+func (e *PipelineRefusal) Error() string {
+	return fmt.Sprintf("client: op %d of a pipeline of %d: %v: %v", e.Op, e.Ops, e.Refusal, ErrOutcomeUnknown)
+}
+
+// Unwrap returns ErrOutcomeUnknown.
+func (e *PipelineRefusal) Unwrap() error { return ErrOutcomeUnknown }
 
 // Ping sends PING and expects PONG.
 func (cn *Conn) Ping(ctx context.Context) error {

@@ -22,6 +22,20 @@ func PrimaryOf(err error) (addr string, ok bool) {
 	return addr, addr != ""
 }
 
+// PrimaryNamed returns the primary a standby named in refusing err's
+// request, or one op of its pipeline (a *PipelineRefusal): where the next
+// request goes. Unlike PrimaryOf it says nothing of what was applied.
+func PrimaryNamed(err error) (addr string, ok bool) {
+	if addr, ok := PrimaryOf(err); ok {
+		return addr, true
+	}
+	var pr *PipelineRefusal
+	if errors.As(err, &pr) {
+		return PrimaryOf(pr.Refusal)
+	}
+	return "", false
+}
+
 // NextPrimary says where a mutation goes after err, the hop-th (from 0)
 // reply to it, from the node at addr: the primary a "not primary"
 // refusal names (the mutation was not applied). The first hop goes at

@@ -349,3 +349,40 @@ func TestSharedConnectionStaysClosed(t *testing.T) {
 		t.Fatalf("capture after the store's Close: %v with no error (a new connection was opened)", res.Code)
 	}
 }
+
+// TestPipelinedSessionFollowsAStandbysRefusal: a pipelined session at a
+// standby gets its pipeline refused, naming the primary; that pipeline's
+// outcome is unknown (an error), and the session's next pipeline goes to
+// the primary. It used to stay at the standby for good: a refusal inside a
+// pipeline of several ops hid the primary's address.
+func TestPipelinedSessionFollowsAStandbysRefusal(t *testing.T) {
+	s := servertest.Start(t, servertest.Options{NoHTTP: true, Durability: engine.DurabilityWrite})
+	standby := fakeStandby(t, "write", s.RESPAddr())
+	ctx := context.Background()
+	st, err := remote.Open(ctx, store.Config{Addr: standby, Durability: store.DurabilityWrite, Pipeline: 2}, remote.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	se, err := st.Session(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer se.Close()
+	p, ok := se.(store.Pipeliner)
+	if !ok {
+		t.Fatal("the session does not pipeline")
+	}
+	g := inventory.GroupKey{SKU: "s", Condition: "c", Source: "o"}
+	ops := []inventory.Op{inventory.Stock(g.Row("w1"), 2, 1), inventory.Stock(g.Row("w2"), 3, 1)}
+	res := make([]inventory.Result, len(ops))
+	if err := p.Pipeline(ctx, ops, res); err == nil {
+		t.Fatal("a pipeline at a standby succeeded")
+	}
+	if err := p.Pipeline(ctx, ops, res); err != nil {
+		t.Fatalf("the next pipeline did not go to the primary: %v", err)
+	}
+	if got, err := s.Engine.Get(g.Row("w2")); err != nil || got.Count != 3 {
+		t.Fatalf("the primary holds %+v %v, want w2 at 3", got, err)
+	}
+}

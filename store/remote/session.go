@@ -127,7 +127,9 @@ func (se *Session) Pipeline(ctx context.Context, ops []inventory.Op, results []i
 		return err
 	}
 	if err := cn.Pipeline(ctx, ops, results); err != nil {
-		if addr, ok := client.PrimaryOf(err); ok {
+		// A refusal inside a longer pipeline leaves the ops' outcome
+		// unknown (the error stays so), but still names the primary.
+		if addr, ok := client.PrimaryNamed(err); ok {
 			if se.refusals > 0 {
 				client.WaitRetry(ctx, min(se.refusals-1, client.RetriesMax))
 			}
