@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -63,8 +64,16 @@ func (c *Config) Validate() error {
 	}
 	// An attribute name outside the catalog's rule would make every row
 	// one allot cannot hold, and each row's record would be deleted.
+	if len(c.Attributes) > catalog.AttributesMax {
+		return fmt.Errorf("ingest: %d attributes; a catalog record holds at most %d (every row would be refused, and its record deleted)", len(c.Attributes), catalog.AttributesMax)
+	}
 	seen := map[string]bool{}
 	for _, a := range c.Attributes {
+		if strings.EqualFold(a, "ID") {
+			// CATALOG.SET reads a trailing ID pair as the request's
+			// idempotency key: such an attribute would be taken for one.
+			return fmt.Errorf("ingest: attribute %q: CATALOG.SET takes a trailing ID pair as the idempotency key; copy the column under another name (a view or a generated column)", a)
+		}
 		if d := catalog.CheckText(a, catalog.AttributeNameBytesMax); d != "" {
 			return fmt.Errorf("ingest: attribute %q: the name %s", a, d)
 		}
