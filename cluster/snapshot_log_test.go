@@ -13,12 +13,23 @@ import (
 // otherLogSnapshot stores, under the shard's snapshot object, what a
 // stream deleted and made anew leaves in the object store: a snapshot of
 // the old log, at an op far past anything the new log reaches.
+//
+// The object store was just made, R3: until its stream has a leader a
+// put finds no responders, so the put is retried for a while.
 func otherLogSnapshot(t *testing.T, ctx context.Context, os jetstream.ObjectStore) {
 	t.Helper()
-	if _, err := os.Put(ctx, jetstream.ObjectMeta{Name: snapshotObject, Metadata: map[string]string{
-		"lsn": "1000000000", "seq": "900", snapshotLogIDKey: "0123456789abcdef0123456789abcdef"}},
-		bytes.NewReader([]byte("the old log's snapshot"))); err != nil {
-		t.Fatal(err)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := os.Put(ctx, jetstream.ObjectMeta{Name: snapshotObject, Metadata: map[string]string{
+			"lsn": "1000000000", "seq": "900", snapshotLogIDKey: "0123456789abcdef0123456789abcdef"}},
+			bytes.NewReader([]byte("the old log's snapshot")))
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -47,8 +58,14 @@ func TestSnapshotOfAnotherLog(t *testing.T) {
 		t.Fatalf("installing another log's snapshot: %v; want a refusal naming another log", err)
 	}
 	// A message appended and trimmed: the log holds nothing, ends past 0.
-	if _, err := l.js.Publish(ctx, l.names.subject, []byte("x")); err != nil {
-		t.Fatal(err)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		_, err := l.js.Publish(ctx, l.names.subject, []byte("x"))
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
 	}
 	if err := l.stream.Purge(ctx); err != nil {
 		t.Fatal(err)
