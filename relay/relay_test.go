@@ -3,9 +3,7 @@ package relay_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -229,13 +227,13 @@ func TestRelaySurvivesKills(t *testing.T) {
 	// The relay is given two addresses, as it would be a shard's nodes:
 	// two proxies to the one server. The first dies for good early on, and
 	// the relay must go on through the second.
-	first, second := startProxy(t, s.RESPAddr()), startProxy(t, s.RESPAddr())
+	first, second := servertest.StartCutProxy(t, s.RESPAddr()), servertest.StartCutProxy(t, s.RESPAddr())
 	checkpoint := filepath.Join(t.TempDir(), "relay.checkpoint")
 	const queue = "relay.test"
 	var children []*exec.Cmd
 	startRelay := func() *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), childEnv+"=1", "RELAY_ADDR="+first.addr()+","+second.addr(), "RELAY_AMQP="+amqpURL,
+		cmd.Env = append(os.Environ(), childEnv+"=1", "RELAY_ADDR="+first.Addr()+","+second.Addr(), "RELAY_AMQP="+amqpURL,
 			"RELAY_QUEUE="+queue, "RELAY_CHECKPOINT="+checkpoint, "RELAY_BATCH=50")
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
@@ -264,7 +262,7 @@ func TestRelaySurvivesKills(t *testing.T) {
 	}()
 	r := startRelay()
 	time.Sleep(700 * time.Millisecond)
-	first.close()
+	first.Close()
 	t.Logf("the relay's first node gone at checkpoint %d of %d", must(relay.ReadCheckpoint(checkpoint)), s.Engine.DurableLSN())
 	time.Sleep(800 * time.Millisecond)
 	kill(r)
@@ -365,53 +363,4 @@ func must(v uint64, err error) uint64 {
 		panic(err)
 	}
 	return v
-}
-
-// proxy forwards TCP connections to an address until closed; close drops
-// its listener and every connection, as a node that died would.
-type proxy struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func startProxy(t *testing.T, to string) *proxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proxy{ln: ln}
-	t.Cleanup(p.close)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", to)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, up)
-			p.mu.Unlock()
-			go func() { io.Copy(up, c); up.Close() }()
-			go func() { io.Copy(c, up); c.Close() }()
-		}
-	}()
-	return p
-}
-
-func (p *proxy) addr() string { return p.ln.Addr().String() }
-
-func (p *proxy) close() {
-	p.ln.Close()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
 }

@@ -24,7 +24,7 @@ func StartCutProxy(t testing.TB, target string) *CutProxy {
 		t.Fatal(err)
 	}
 	p := &CutProxy{ln: ln}
-	t.Cleanup(func() { ln.Close(); p.Cut() })
+	t.Cleanup(p.Close)
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -57,4 +57,11 @@ func (p *CutProxy) Cut() {
 		c.Close()
 	}
 	p.conns = nil
+}
+
+// Close closes the listener and cuts every connection, as a node that
+// died would.
+func (p *CutProxy) Close() {
+	p.ln.Close()
+	p.Cut()
 }
