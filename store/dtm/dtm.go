@@ -93,11 +93,14 @@ type Store struct {
 	http   *http.Client
 	ln     net.Listener
 	srv    *http.Server
-	// branchURL is the branch service's base URL, as dtm calls it.
+	// branchURL is the branch service's base URL, as dtm calls it: the
+	// listener's address and the run's nonce (see ownRun).
 	branchURL string
 	empty     atomic.Bool
-	nonce     string
-	seq       atomic.Int64
+	// nonce tells this Store's sagas (their gids, their branch URLs)
+	// from those of every other run.
+	nonce string
+	seq   atomic.Int64
 }
 
 // Open connects to dtm at cfg.Addr (host:port; default URLDefault's) and
@@ -142,10 +145,11 @@ func Open(ctx context.Context, cfg store.Config) (store.Store, error) {
 		s.closeClients()
 		return nil, fmt.Errorf("dtm: the branch service: %w", err)
 	}
-	s.branchURL = "http://" + s.ln.Addr().String()
+	s.branchURL = "http://" + s.ln.Addr().String() + "/" + s.nonce
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /action", s.handleAction)
-	mux.HandleFunc("POST /compensate", s.handleCompensate)
+	mux.HandleFunc("POST /{run}/action", s.ownRun(s.handleAction))
+	mux.HandleFunc("POST /{run}/compensate", s.ownRun(s.handleCompensate))
+	mux.HandleFunc("/", refuseStale)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go s.srv.Serve(s.ln)
 	return s, nil
@@ -442,6 +446,36 @@ func branch(w http.ResponseWriter, ok bool) {
 		return
 	}
 	io.WriteString(w, `{"dtm_result":"SUCCESS"}`)
+}
+
+// ownRun serves a branch call only when its URL carries this Store's
+// nonce. dtm keeps the sagas of an interrupted run and retries their
+// branches at the URLs that run registered; a later run whose branch
+// service got the same loopback port would otherwise apply the old run's
+// captures to its own rows.
+func (s *Store) ownRun(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("run") != s.nonce {
+			refuseStale(w, r)
+			return
+		}
+		h(w, r)
+	}
+}
+
+// refuseStale answers a call that is not one of this run's branches (a
+// saga of another run, or of a bench built before the nonce was in the
+// path) without touching anything. It answers as a business failure, 409
+// FAILURE: dtm v1.17.3 (dtmsvr getBranchResult) then marks a saga's action
+// failed and never calls it again, and rolls the saga back. A compensation
+// has no failed state in dtm: anything but success is retried with a
+// doubling interval, so a stale compensation keeps being refused, never
+// applied. Success is never answered: it would tell dtm that the old
+// run's branch did its work.
+func refuseStale(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusConflict)
+	io.WriteString(w, `{"dtm_result":"FAILURE","error":"not a branch of this run"}`)
 }
 
 func readPayload(r *http.Request) (*stepPayload, error) {
