@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"text/template"
 
 	"github.com/jackc/pgx/v5"
@@ -65,6 +66,8 @@ type Store struct {
 	cfg  store.Config
 	opt  Options
 	pool *pgxpool.Pool
+	// catalog is the search workload's table, once loaded (search.go).
+	catalog atomic.Pointer[catalogTable]
 }
 
 // statements are this package's prepared statements, by name.
@@ -267,10 +270,12 @@ func (s *Store) Describe(ctx context.Context) (string, error) {
 	return fmt.Sprintf("PostgreSQL %s, synchronous_commit=%s, fsync=%s, table %s.rows %s", version, sync, fsync, schema, table), nil
 }
 
-// Close closes the pool.
+// Close drops the catalog table the store loaded, if any, and closes the
+// pool.
 func (s *Store) Close() error {
+	err := s.dropCatalog()
 	s.pool.Close()
-	return nil
+	return err
 }
 
 // Session holds one pooled connection for one worker.
@@ -279,7 +284,7 @@ func (s *Store) Session(ctx context.Context) (store.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Session{conn: c}, nil
+	return &Session{conn: c, store: s}, nil
 }
 
 // Acquire takes a connection from the pool, for a session.

@@ -17,6 +17,7 @@ import (
 // spends most of a capture waiting on the network while holding row locks.
 type Session struct {
 	conn      *pgxpool.Conn
+	store     *Store // its catalog, for Search
 	conflicts int64
 	stock     []inventory.Line // the locked rows of the current capture, reused
 }

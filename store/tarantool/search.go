@@ -2,8 +2,12 @@ package tarantool
 
 import (
 	"context"
+	"crypto/rand"
 	_ "embed"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"time"
 
 	gotarantool "github.com/tarantool/go-tarantool/v2"
 	"github.com/vmihailenco/msgpack/v5"
@@ -46,18 +50,57 @@ var (
 	_ store.Searcher      = (*publishedStore)(nil)
 )
 
-// LoadCatalog defines search.lua's functions, creates the catalog space if
-// needed, empties it and inserts recs (folded by Go), a transaction per
-// chunk.
+// Each LoadCatalog makes a space of its own, allot_catalog_<random id>,
+// fills it, and only then drops the space the store loaded before; Close
+// drops the store's space, and so does the server when the store's
+// connection ends without Close (a bench killed mid-run: search.lua's
+// disconnect trigger, and the next load's sweep of spaces whose session
+// is gone). A fixed space, allot_catalog, was rejected: two runs loading
+// a catalog on one server at once (two benches, a bench and a test) each
+// truncated and refilled the other's, so a run's check failed, or passed
+// on the other run's records (TestCatalogsLoadedAtOnce).
+const catalogDropTimeout = 10 * time.Second
+
+func newCatalogName() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("tarantool: a catalog id: %w", err)
+	}
+	return "allot_catalog_" + hex.EncodeToString(b[:]), nil
+}
+
+func (s *Store) dropCatalogSpace(ctx context.Context, name string) error {
+	if _, err := s.conn.Do(gotarantool.NewCallRequest("allot_search.drop").Args([]any{name}).Context(ctx)).Get(); err != nil {
+		return fmt.Errorf("tarantool: dropping the catalog %s: %w", name, err)
+	}
+	return nil
+}
+
+// dropCatalog drops the store's catalog space, if it loaded one (Close).
+func (s *Store) dropCatalog() error {
+	name := s.catalog.Swap(nil)
+	if name == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), catalogDropTimeout)
+	defer cancel()
+	return s.dropCatalogSpace(ctx, *name)
+}
+
+// LoadCatalog defines search.lua's functions, creates a new catalog space
+// and inserts recs (folded by Go) into it, a transaction per chunk, then
+// drops the space loaded before. A failed load drops its new space.
 func (s *Store) LoadCatalog(ctx context.Context, recs []catalog.Record, rows []inventory.Row) error {
 	units := store.SKUUnits(rows)
 	if _, err := s.conn.Do(gotarantool.NewEvalRequest(searchLuaSource).Context(ctx)).Get(); err != nil {
 		return fmt.Errorf("tarantool: defining the search functions: %w", err)
 	}
-	for _, fn := range []string{"allot_search.setup", "allot_search.truncate"} {
-		if _, err := s.conn.Do(gotarantool.NewCallRequest(fn).Args([]any{}).Context(ctx)).Get(); err != nil {
-			return fmt.Errorf("tarantool: %s: %w", fn, err)
-		}
+	name, err := newCatalogName()
+	if err != nil {
+		return err
+	}
+	if _, err := s.conn.Do(gotarantool.NewCallRequest("allot_search.setup").Args([]any{name}).Context(ctx)).Get(); err != nil {
+		return fmt.Errorf("tarantool: creating the catalog space %s: %w", name, err)
 	}
 	tuples := make([][]any, 0, loadChunkRecords)
 	for start := 0; start < len(recs); start += loadChunkRecords {
@@ -66,10 +109,16 @@ func (s *Store) LoadCatalog(ctx context.Context, recs []catalog.Record, rows []i
 			r := &recs[i]
 			tuples = append(tuples, []any{r.SKU, r.Title, r.Brand, catalog.Fold(r.Title), catalog.Fold(r.Brand), uint64(units[r.SKU])})
 		}
-		call := gotarantool.NewCallRequest("allot_search.load").Args([]any{tuples}).Context(ctx)
+		call := gotarantool.NewCallRequest("allot_search.load").Args([]any{name, tuples}).Context(ctx)
 		if _, err := s.conn.Do(call).Get(); err != nil {
+			dctx, cancel := context.WithTimeout(context.Background(), catalogDropTimeout)
+			s.dropCatalogSpace(dctx, name)
+			cancel()
 			return fmt.Errorf("tarantool: load catalog: records %d..%d: %w", start, start+len(tuples)-1, err)
 		}
+	}
+	if old := s.catalog.Swap(&name); old != nil {
+		return s.dropCatalogSpace(ctx, *old)
 	}
 	return nil
 }
@@ -83,12 +132,16 @@ func (s *session) search(ctx context.Context, function string, q catalog.Query, 
 	if err := ctx.Err(); err != nil {
 		return out, err
 	}
+	name := s.store.catalog.Load()
+	if name == nil {
+		return out, errors.New("tarantool: search: no catalog loaded (LoadCatalog)")
+	}
 	brand := ""
 	if q.Brand != "" {
 		brand = catalog.Fold(q.Brand)
 	}
 	reply := searchReply{out: out}
-	req := gotarantool.NewCallRequest(function).Args([]any{catalog.Fold(q.Prefix), brand, q.Offset, q.Limit})
+	req := gotarantool.NewCallRequest(function).Args([]any{*name, catalog.Fold(q.Prefix), brand, q.Offset, q.Limit})
 	if err := s.conn.Do(req).GetTyped(&reply); err != nil {
 		return out, fmt.Errorf("tarantool: search %q: %w", q.Prefix, err)
 	}

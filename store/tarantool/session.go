@@ -16,6 +16,7 @@ import (
 type session struct {
 	conn      *gotarantool.Connection
 	space     string
+	store     *Store // its catalog, for search
 	conflicts int64
 	args      callArgs
 	reply     callReply

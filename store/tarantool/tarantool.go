@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"sync/atomic"
 
 	gotarantool "github.com/tarantool/go-tarantool/v2"
 	"github.com/vmihailenco/msgpack/v5"
@@ -74,6 +75,8 @@ type Store struct {
 	conn   *gotarantool.Connection
 	cfg    store.Config
 	engine engine
+	// catalog names the search workload's space, once loaded (search.go).
+	catalog atomic.Pointer[string]
 }
 
 var (
@@ -193,7 +196,7 @@ func (s *Store) Session(ctx context.Context) (store.Session, error) {
 	if s.conn.ClosedNow() {
 		return nil, fmt.Errorf("tarantool: %w: %s: the connection is closed", store.ErrServerDown, s.cfg.Addr)
 	}
-	return &session{conn: s.conn, space: s.engine.space}, nil
+	return &session{conn: s.conn, space: s.engine.space, store: s}, nil
 }
 
 // Describe names the server version, the engine and the wal_mode read back
@@ -207,12 +210,14 @@ func (s *Store) Describe(ctx context.Context) (string, error) {
 	return fmt.Sprintf("tarantool %s, engine %s, wal_mode %s", reply[0][0], s.engine.name, reply[0][1]), nil
 }
 
-// Close closes the connection, and with it every session.
+// Close drops the catalog space the store loaded, if any, and closes the
+// connection, and with it every session.
 func (s *Store) Close() error {
-	if err := s.conn.Close(); err != nil {
-		return fmt.Errorf("tarantool: close: %w", err)
+	err := s.dropCatalog()
+	if cerr := s.conn.Close(); cerr != nil {
+		return fmt.Errorf("tarantool: close: %w", cerr)
 	}
-	return nil
+	return err
 }
 
 // loadArgs encodes the arguments of allot.load: the space name and the rows

@@ -9,7 +9,9 @@
 -- PostgreSQL 15 applies the brand filter to the table's row, not to the
 -- index entry (EXPLAIN: "Filter" on the index scan): each title in the
 -- range is read from the table, as the matches' titles and counts are.
-CREATE TABLE IF NOT EXISTS allot_catalog (
+-- A template: each load makes a table of its own, allot_catalog_<random
+-- id>, and its index (search.go says why).
+CREATE TABLE {{.Table}} (
     sku          text COLLATE "C" PRIMARY KEY,
     title        text NOT NULL,
     brand        text NOT NULL,
@@ -17,4 +19,4 @@ CREATE TABLE IF NOT EXISTS allot_catalog (
     brand_folded text COLLATE "C" NOT NULL,
     available    bigint NOT NULL
 );
-CREATE INDEX IF NOT EXISTS allot_catalog_title ON allot_catalog (title_folded, sku) INCLUDE (brand_folded);
+CREATE INDEX {{.Index}} ON {{.Table}} (title_folded, sku) INCLUDE (brand_folded);

@@ -1,5 +1,5 @@
 SELECT sku, title, brand, available
-FROM allot_catalog
+FROM {{.Table}}
 WHERE title_folded >= $1 AND title_folded < $2
   AND brand_folded >= $3 AND brand_folded < $4
 ORDER BY title_folded, sku

@@ -1,0 +1,219 @@
+package tarantool
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	gotarantool "github.com/tarantool/go-tarantool/v2"
+
+	"allot/catalog"
+	"allot/inventory"
+	"allot/store"
+)
+
+// audit10Catalog is n records whose titles start with a few words shared
+// by every tag, in mixed case and with letters outside ASCII, and whose
+// SKUs and titles carry tag, so that an answer tells whose records it
+// holds.
+func audit10Catalog(tag string, n int) ([]catalog.Record, []inventory.Row) {
+	words := []string{"Straße", "STRASSE", "über", "Über", "ſoft", "Soft", "café", "CAFÉ"}
+	recs := make([]catalog.Record, n)
+	var rows []inventory.Row
+	for i := range recs {
+		sku := fmt.Sprintf("%s-%05d", tag, i)
+		recs[i] = catalog.Record{SKU: sku, Title: fmt.Sprintf("%s %s %d", words[i%len(words)], tag, i), Brand: []string{"Acme", "Über", "soft"}[i%3]}
+		if i%4 != 0 {
+			rows = append(rows, inventory.Row{Key: inventory.RowKey{SKU: sku, Warehouse: "w1", Condition: "new", Source: "own"}, Count: int64(i % 17)})
+		}
+	}
+	return recs, rows
+}
+
+var audit10Queries = []catalog.Query{
+	{Prefix: "s", Limit: 50},
+	{Prefix: "STRASSE", Offset: 10, Limit: 20},
+	{Prefix: "ÜBER", Brand: "ü", Limit: 30},
+	{Prefix: "soft", Offset: 3, Limit: 7},
+	{Prefix: "Café", Brand: "ACME", Offset: 5, Limit: 1000},
+	{Prefix: "c", Limit: 1000},
+}
+
+// audit10SearchDiff runs the queries on st and returns the first
+// difference from the reference's answers over recs and rows, or "".
+func audit10SearchDiff(ctx context.Context, st store.Store, recs []catalog.Record, rows []inventory.Row) (string, error) {
+	ref := catalog.New()
+	for _, r := range recs {
+		if d := ref.Set(r); d != "" {
+			return "", fmt.Errorf("record %s: %s", r.SKU, d)
+		}
+	}
+	units := store.SKUUnits(rows)
+	se, err := st.Session(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer se.Close()
+	for _, q := range audit10Queries {
+		want, d := ref.Search(q, func(sku string) int64 { return units[sku] }, nil)
+		if d != "" {
+			return "", fmt.Errorf("query %+v: %s", q, d)
+		}
+		got, err := se.(store.SearchSession).Search(ctx, q, nil)
+		if err != nil {
+			return fmt.Sprintf("query %+v: %v", q, err), nil
+		}
+		if len(got) != len(want) {
+			return fmt.Sprintf("query %+v: %d results, want %d (first %+v)", q, len(got), len(want), got[:min(1, len(got))]), nil
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				return fmt.Sprintf("query %+v: result %d is %+v, want %+v", q, i, got[i], want[i]), nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// spacesHolding returns the catalog spaces (named allot_catalog*) of the
+// server that hold any of skus.
+func spacesHolding(t *testing.T, skus ...string) []string {
+	t.Helper()
+	conn, err := connect(context.Background(), store.Config{Addr: AddrDefault, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const script = `
+local skus, out = {...}, {}
+for _, s in box.space._space:pairs() do
+    local name = s[3]
+    local sp = box.space[name]
+    if string.sub(name, 1, 13) == 'allot_catalog' and sp ~= nil and sp.index[0] ~= nil then
+        for _, sku in ipairs(skus) do
+            if sp.index[0]:get({sku}) ~= nil then
+                table.insert(out, name)
+                break
+            end
+        end
+    end
+end
+return out`
+	args := make([]any, len(skus))
+	for i, s := range skus {
+		args[i] = s
+	}
+	var reply [][]string
+	if err := conn.Do(gotarantool.NewEvalRequest(script).Args(args)).GetTyped(&reply); err != nil || len(reply) != 1 {
+		t.Fatalf("listing catalog spaces: %v (reply %v)", err, reply)
+	}
+	return reply[0]
+}
+
+func openCatalogStore(t *testing.T) *Store {
+	t.Helper()
+	d := requireServer(t)
+	st, err := store.Open(context.Background(), "tarantool", store.Config{Durability: d, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.(*Store)
+}
+
+// Two bench runs that load a catalog on one Tarantool at once (two
+// benches, a bench and a test) each search their own records, and no
+// space holds a catalog once its store is closed. With one fixed space,
+// allot_catalog, each load truncated and refilled the other's: a run's
+// check then failed, or passed on another run's records.
+func TestCatalogsLoadedAtOnce(t *testing.T) {
+	ctx := context.Background()
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	tagA, tagB := "a"+run, "b"+run
+	a, b := openCatalogStore(t), openCatalogStore(t)
+	closed := false
+	defer func() {
+		if !closed {
+			a.Close()
+			b.Close()
+		}
+	}()
+	recsA, rowsA := audit10Catalog(tagA, 6000)
+	recsB, rowsB := audit10Catalog(tagB, 4000)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	wg.Add(2)
+	go func() { defer wg.Done(); errs[0] = a.LoadCatalog(ctx, recsA, rowsA) }()
+	go func() { defer wg.Done(); errs[1] = b.LoadCatalog(ctx, recsB, rowsB) }()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("load %d: %v", i, err)
+		}
+	}
+	check := func(name string, st store.Store, recs []catalog.Record, rows []inventory.Row) {
+		t.Helper()
+		d, err := audit10SearchDiff(ctx, st, recs, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d != "" {
+			t.Errorf("store %s, loaded beside another, answers wrongly: %s", name, d)
+		}
+	}
+	check("a", a, recsA, rowsA)
+	check("b", b, recsB, rowsB)
+
+	// A reload of a beside b's searches.
+	reloaded := make(chan error, 1)
+	go func() { reloaded <- a.LoadCatalog(ctx, recsA[:3000], rowsA) }()
+	check("b", b, recsB, rowsB)
+	if err := <-reloaded; err != nil {
+		t.Fatal(err)
+	}
+	check("a (reloaded)", a, recsA[:3000], rowsA)
+	check("b", b, recsB, rowsB)
+
+	closed = true
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left := spacesHolding(t, recsA[0].SKU, recsB[0].SKU); len(left) > 0 {
+		t.Errorf("spaces %v still hold the catalogs of two closed stores", left)
+	}
+}
+
+// A bench killed in the middle of a run never calls Close. Its catalog
+// (a million records is hundreds of MB of memtx memory) must not stay on
+// the server: it goes when the store's connection does.
+func TestCatalogOfALostConnectionIsDropped(t *testing.T) {
+	ctx := context.Background()
+	tag := "lost" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	st := openCatalogStore(t)
+	recs, rows := audit10Catalog(tag, 500)
+	if err := st.LoadCatalog(ctx, recs, rows); err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	if held := spacesHolding(t, recs[0].SKU); len(held) != 1 {
+		st.Close()
+		t.Fatalf("after the load, spaces %v hold the catalog, want one", held)
+	}
+	st.conn.Close() // the process is gone; Store.Close never runs
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		left := spacesHolding(t, recs[0].SKU)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after its store's connection closed, spaces %v still hold its catalog", left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
