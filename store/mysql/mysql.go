@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"text/template"
 
 	"github.com/go-sql-driver/mysql"
@@ -89,6 +90,8 @@ type Store struct {
 	opt  Options
 	db   *sql.DB
 	text map[string]string // the sql/ files, with the table filled in
+	// catalog is the search workload's table, once loaded (search.go).
+	catalog atomic.Pointer[catalogTable]
 }
 
 // Open connects (store.Config.Addr: host:port, or a full DSN with user and
@@ -159,14 +162,18 @@ func withAddr(base, addr string) string {
 }
 
 // fill returns sql/<name>.sql with the table and engine filled in.
-func (s *Store) fill(name string) string {
+func (s *Store) fill(name string) string { return s.fillCatalog(name, "") }
+
+// fillCatalog is fill with a catalog table's name too ({{.Catalog}},
+// search.go).
+func (s *Store) fillCatalog(name, catalog string) string {
 	b, err := sqlFiles.ReadFile("sql/" + name + ".sql")
 	if err != nil {
 		panic("mysql: no embedded sql/" + name + ".sql")
 	}
 	t := template.Must(template.New(name).Parse(string(b)))
 	var out strings.Builder
-	err = t.Execute(&out, map[string]any{"Table": s.opt.Table, "Engine": string(s.opt.Engine), "RowLocks": s.opt.Engine == InnoDB})
+	err = t.Execute(&out, map[string]any{"Table": s.opt.Table, "Catalog": catalog, "Engine": string(s.opt.Engine), "RowLocks": s.opt.Engine == InnoDB})
 	if err != nil {
 		panic("mysql: template sql/" + name + ".sql: " + err.Error())
 	}
@@ -291,8 +298,12 @@ func (s *Store) Describe(ctx context.Context) (string, error) {
 	return fmt.Sprintf("MariaDB %s, table %s %s, innodb_flush_log_at_trx_commit=%d, %s, sessions READ-COMMITTED", version, s.opt.Table, engine, flushLog, binlog), nil
 }
 
-// Close closes the pool.
-func (s *Store) Close() error { return s.db.Close() }
+// Close drops the catalog table the store loaded, if any, and closes the
+// pool.
+func (s *Store) Close() error {
+	err := s.dropCatalog()
+	return errors.Join(err, s.db.Close())
+}
 
 // conflictRetriesMax bounds how often one op is retried after a deadlock.
 const conflictRetriesMax = 100

@@ -2,9 +2,15 @@ package mysql
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"allot/catalog"
 	"allot/inventory"
@@ -34,22 +40,114 @@ func likePrefix(p string) string {
 	return b.String()
 }
 
-// LoadCatalog replaces the catalog table with recs: DROP and CREATE, then
-// multi-row INSERTs in one transaction, each record with its SKU's units
-// from rows.
-func (s *Store) LoadCatalog(ctx context.Context, recs []catalog.Record, rows []inventory.Row) error {
+// Each LoadCatalog makes a table of its own, <table>_catalog_<random id>
+// (<table> is Options.Table: rows_catalog_<id> for InnoDB,
+// rows_myisam_catalog_<id> for MyISAM), fills it, and only then drops the
+// table the store loaded before; Close drops the store's table. A fixed
+// table per flavour, <table>_catalog, was rejected: two runs loading a
+// catalog on one server at once (two benches, a bench and a test) each
+// dropped and recreated the other's, so a run's search failed on a missing
+// table, or answered from the other run's records
+// (TestCatalogsLoadedAtOnce). A random id, not store.RWSpaceID's process
+// id: processes in two PID namespaces may share the server and a pid.
+// MariaDB's DDL is not transactional (CREATE TABLE commits), so a load
+// that fails after its CREATE drops its table itself. A bench killed
+// mid-run leaves its table behind, as it leaves its records table:
+// DROP TABLE <table>_catalog_<id> removes it.
+const catalogDropTimeout = 10 * time.Second
+
+// catalogTable is one loaded catalog: its table and its queries.
+type catalogTable struct {
+	name string // unquoted, for DROP and messages
+	// search and searchBrand are the queries' text on this table; each
+	// session prepares them on its connection (Session.prepareSearch).
+	search, searchBrand string
+}
+
+func (s *Store) newCatalogTable() (*catalogTable, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, fmt.Errorf("mysql: a catalog id: %w", err)
+	}
+	name := s.opt.Table + "_catalog_" + hex.EncodeToString(b[:])
+	return &catalogTable{
+		name:        name,
+		search:      s.fillCatalog("catalog_search", name),
+		searchBrand: s.fillCatalog("catalog_search_brand", name),
+	}, nil
+}
+
+// execer is a *sql.DB or a *sql.Conn.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func (ct *catalogTable) drop(ctx context.Context, ex execer) error {
+	if _, err := ex.ExecContext(ctx, "DROP TABLE IF EXISTS `"+ct.name+"`"); err != nil {
+		return fmt.Errorf("mysql: dropping the catalog %s: %w", ct.name, err)
+	}
+	return nil
+}
+
+// dropPooled drops ct's table on a connection of the pool, with a context
+// of its own: a failed load's context may be done (a cancelled load) and
+// its connection broken; Close has no context.
+func (s *Store) dropPooled(ct *catalogTable) error {
+	ctx, cancel := context.WithTimeout(context.Background(), catalogDropTimeout)
+	defer cancel()
+	return ct.drop(ctx, s.db)
+}
+
+// dropCatalog drops the store's catalog table, if it loaded one (Close).
+func (s *Store) dropCatalog() error {
+	ct := s.catalog.Swap(nil)
+	if ct == nil {
+		return nil
+	}
+	return s.dropPooled(ct)
+}
+
+// LoadCatalog makes a new table holding recs (CREATE, then multi-row
+// INSERTs in one transaction, each record with its SKU's units from rows),
+// analyzes it, makes it the store's catalog and then drops the table
+// loaded before. A load that fails drops its new table and leaves the
+// store's catalog as it was.
+func (s *Store) LoadCatalog(ctx context.Context, recs []catalog.Record, rows []inventory.Row) (err error) {
 	units := store.SKUUnits(rows)
-	table := "`" + s.opt.Table + "_catalog`"
+	ct, err := s.newCatalogTable()
+	if err != nil {
+		return err
+	}
+	table := "`" + ct.name + "`"
 	c, err := s.db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("mysql: load catalog: %w", err)
 	}
-	defer c.Close()
-	if _, err := c.ExecContext(ctx, "DROP TABLE IF EXISTS "+table); err != nil {
-		return fmt.Errorf("mysql: load catalog: %w", err)
-	}
-	if _, err := c.ExecContext(ctx, s.fill("catalog_schema")); err != nil {
-		return fmt.Errorf("mysql: load catalog: creating table: %w", err)
+	created := false
+	defer func() {
+		if err == nil {
+			c.Close()
+			return
+		}
+		// Undo any transaction still open (harmless outside one), and
+		// give the connection back before the DROP, which waits for the
+		// locks a transaction on the table holds.
+		c.ExecContext(context.Background(), "ROLLBACK")
+		c.Close()
+		if created {
+			err = errors.Join(err, s.dropPooled(ct))
+		}
+	}()
+	// A CREATE that failed may still have made the table (its context
+	// cancelled while the server ran it), unless the table already
+	// existed: then it is not this load's to drop.
+	created = true
+	if _, err := c.ExecContext(ctx, s.fillCatalog("catalog_schema", ct.name)); err != nil {
+		var me *mysql.MySQLError
+		if errors.As(err, &me) && me.Number == erTableExists {
+			created = false
+		}
+		return fmt.Errorf("mysql: load catalog: creating table %s: %w", ct.name, err)
 	}
 	if _, err := c.ExecContext(ctx, "START TRANSACTION"); err != nil {
 		return fmt.Errorf("mysql: load catalog: %w", err)
@@ -69,7 +167,6 @@ func (s *Store) LoadCatalog(ctx context.Context, recs []catalog.Record, rows []i
 			args = append(args, r.SKU, r.Title, r.Brand, catalog.Fold(r.Title), catalog.Fold(r.Brand), units[r.SKU])
 		}
 		if _, err := c.ExecContext(ctx, q.String(), args...); err != nil {
-			c.ExecContext(context.Background(), "ROLLBACK")
 			return fmt.Errorf("mysql: load catalog: insert: %w", err)
 		}
 	}
@@ -79,13 +176,26 @@ func (s *Store) LoadCatalog(ctx context.Context, recs []catalog.Record, rows []i
 	if _, err := c.ExecContext(ctx, "ANALYZE TABLE "+table); err != nil {
 		return fmt.Errorf("mysql: load catalog: %w", err)
 	}
+	// The new table is the store's catalog now: a failure to drop the old
+	// one must not drop it.
+	created = false
+	if old := s.catalog.Swap(ct); old != nil {
+		return old.drop(ctx, c)
+	}
 	return nil
 }
 
+// erTableExists is MariaDB's ER_TABLE_EXISTS_ERROR.
+const erTableExists = 1050
+
 // Search runs one LIKE 'prefix%' range query over the folded title.
 func (s *Session) Search(ctx context.Context, q catalog.Query, out []catalog.Result) ([]catalog.Result, error) {
-	if s.search == nil {
-		if err := s.prepareSearch(ctx); err != nil {
+	ct := s.store.catalog.Load()
+	if ct == nil {
+		return out, errors.New("mysql: search: no catalog loaded (LoadCatalog)")
+	}
+	if s.prepared != ct {
+		if err := s.prepareSearch(ctx, ct); err != nil {
 			return out, err
 		}
 	}
@@ -113,16 +223,30 @@ func (s *Session) Search(ctx context.Context, q catalog.Query, out []catalog.Res
 	return out, nil
 }
 
-// prepareSearch prepares the two search statements on the session's
-// connection.
-func (s *Session) prepareSearch(ctx context.Context) error {
-	st := &Store{opt: s.opt}
+// prepareSearch prepares the two search statements on ct's table on the
+// session's connection, closing those prepared on a table loaded before.
+func (s *Session) prepareSearch(ctx context.Context, ct *catalogTable) error {
+	s.closeSearch()
 	var err error
-	if s.search, err = s.conn.PrepareContext(ctx, st.fill("catalog_search")); err != nil {
-		return fmt.Errorf("mysql: preparing catalog_search: %w", err)
+	if s.search, err = s.conn.PrepareContext(ctx, ct.search); err != nil {
+		s.search = nil
+		return fmt.Errorf("mysql: preparing catalog_search on %s: %w", ct.name, err)
 	}
-	if s.searchBrand, err = s.conn.PrepareContext(ctx, st.fill("catalog_search_brand")); err != nil {
-		return fmt.Errorf("mysql: preparing catalog_search_brand: %w", err)
+	if s.searchBrand, err = s.conn.PrepareContext(ctx, ct.searchBrand); err != nil {
+		s.searchBrand = nil
+		s.closeSearch()
+		return fmt.Errorf("mysql: preparing catalog_search_brand on %s: %w", ct.name, err)
 	}
+	s.prepared = ct
 	return nil
+}
+
+// closeSearch closes the session's search statements, if prepared.
+func (s *Session) closeSearch() {
+	for _, st := range []*sql.Stmt{s.search, s.searchBrand} {
+		if st != nil {
+			st.Close()
+		}
+	}
+	s.search, s.searchBrand, s.prepared = nil, nil, nil
 }

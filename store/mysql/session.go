@@ -21,13 +21,16 @@ import (
 type Session struct {
 	conn     *sql.Conn
 	opt      Options // the store's table and engine (checkout.go)
+	store    *Store  // its catalog, for Search
 	guard    [3]string
 	lock     *sql.Stmt
 	take     *sql.Stmt
 	release  *sql.Stmt
 	rowCount *sql.Stmt
-	// search, searchBrand: prepared on first use (search.go).
+	// search, searchBrand: prepared on first use, on the catalog table
+	// prepared names, and again once the store loads another (search.go).
 	search, searchBrand *sql.Stmt
+	prepared            *catalogTable
 	conflicts           int64
 	stock               []inventory.Line // the locked rows of the current capture, reused
 }
@@ -39,7 +42,7 @@ func (s *Store) Session(ctx context.Context) (store.Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: mysql: %w", store.ErrServerDown, err)
 	}
-	se := &Session{conn: c, opt: s.opt, guard: [3]string{"START TRANSACTION", "COMMIT", "ROLLBACK"}}
+	se := &Session{conn: c, opt: s.opt, store: s, guard: [3]string{"START TRANSACTION", "COMMIT", "ROLLBACK"}}
 	if s.opt.Engine == MyISAM {
 		lock := "LOCK TABLES `" + s.opt.Table + "` WRITE"
 		se.guard = [3]string{lock, "UNLOCK TABLES", "UNLOCK TABLES"}
@@ -185,5 +188,6 @@ func (s *Session) Close() error {
 	for _, st := range []*sql.Stmt{s.lock, s.take, s.release, s.rowCount} {
 		st.Close()
 	}
+	s.closeSearch()
 	return s.conn.Close()
 }

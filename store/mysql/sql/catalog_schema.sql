@@ -1,4 +1,4 @@
--- The catalog for the search workload ({{.Table}}_catalog). MariaDB's own
+-- The catalog for the search workload. MariaDB's own
 -- case-insensitive collations do not fold as the contract does
 -- (utf8mb4_general_ci and utf8mb4_unicode_ci are also accent-insensitive,
 -- so 'é' matches 'e', and they order by collation weights, not bytes), so
@@ -10,7 +10,10 @@
 -- there the index is the folded title's first 900 bytes and the SKU, which
 -- still serves LIKE 'prefix%' as a range (the rows check the rest, and
 -- sort what the index cannot order: titles that share 900 bytes).
-CREATE TABLE IF NOT EXISTS `{{.Table}}_catalog` (
+-- A template: each load makes a table of its own, <table>_catalog_<random
+-- id> (search.go says why); no IF NOT EXISTS, so that a load never fills a
+-- table it did not create.
+CREATE TABLE `{{.Catalog}}` (
     sku          VARBINARY(64) NOT NULL PRIMARY KEY,
     title        VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
     brand        VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,

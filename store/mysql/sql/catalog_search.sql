@@ -1,5 +1,5 @@
 SELECT sku, title, brand, available
-FROM `{{.Table}}_catalog`
+FROM `{{.Catalog}}`
 WHERE title_folded LIKE ?
 ORDER BY title_folded, sku
 LIMIT ?, ?

@@ -1,0 +1,282 @@
+package mysql_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+
+	"allot/catalog"
+	"allot/inventory"
+	"allot/services"
+	"allot/services/servicestest"
+	"allot/store"
+	"allot/store/mysql"
+)
+
+// audit10Catalog is n records whose titles start with a few words shared
+// by every tag, in mixed case and with letters outside ASCII, and whose
+// SKUs and titles carry tag, so that an answer tells whose records it
+// holds.
+func audit10Catalog(tag string, n int) ([]catalog.Record, []inventory.Row) {
+	words := []string{"Straße", "STRASSE", "über", "Über", "ſoft", "Soft", "café", "CAFÉ"}
+	recs := make([]catalog.Record, n)
+	var rows []inventory.Row
+	for i := range recs {
+		sku := fmt.Sprintf("%s-%05d", tag, i)
+		recs[i] = catalog.Record{SKU: sku, Title: fmt.Sprintf("%s %s %d", words[i%len(words)], tag, i), Brand: []string{"Acme", "Über", "soft"}[i%3]}
+		if i%4 != 0 {
+			rows = append(rows, inventory.Row{Key: inventory.RowKey{SKU: sku, Warehouse: "w1", Condition: "new", Source: "own"}, Count: int64(i % 17)})
+		}
+	}
+	return recs, rows
+}
+
+var audit10Queries = []catalog.Query{
+	{Prefix: "s", Limit: 50},
+	{Prefix: "STRASSE", Offset: 10, Limit: 20},
+	{Prefix: "ÜBER", Brand: "ü", Limit: 30},
+	{Prefix: "soft", Offset: 3, Limit: 7},
+	{Prefix: "Café", Brand: "ACME", Offset: 5, Limit: 1000},
+	{Prefix: "c", Limit: 1000},
+}
+
+// audit10SessionDiff runs the queries on se and returns the first
+// difference from the reference's answers over recs and rows, or "".
+func audit10SessionDiff(ctx context.Context, se store.Session, recs []catalog.Record, rows []inventory.Row) (string, error) {
+	ref := catalog.New()
+	for _, r := range recs {
+		if d := ref.Set(r); d != "" {
+			return "", fmt.Errorf("record %s: %s", r.SKU, d)
+		}
+	}
+	units := store.SKUUnits(rows)
+	for _, q := range audit10Queries {
+		want, d := ref.Search(q, func(sku string) int64 { return units[sku] }, nil)
+		if d != "" {
+			return "", fmt.Errorf("query %+v: %s", q, d)
+		}
+		got, err := se.(store.SearchSession).Search(ctx, q, nil)
+		if err != nil {
+			return fmt.Sprintf("query %+v: %v", q, err), nil
+		}
+		if len(got) != len(want) {
+			return fmt.Sprintf("query %+v: %d results, want %d (first %+v)", q, len(got), len(want), got[:min(1, len(got))]), nil
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				return fmt.Sprintf("query %+v: result %d is %+v, want %+v", q, i, got[i], want[i]), nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// audit10SearchDiff is audit10SessionDiff on a new session of st.
+func audit10SearchDiff(ctx context.Context, st store.Store, recs []catalog.Record, rows []inventory.Row) (string, error) {
+	se, err := st.Session(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer se.Close()
+	return audit10SessionDiff(ctx, se, recs, rows)
+}
+
+func audit10DB(t *testing.T) *sql.DB {
+	t.Helper()
+	mc, err := gomysql.ParseDSN(store.MariaDBDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := gomysql.NewConnector(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sql.OpenDB(c)
+}
+
+// audit10Tables lists the tables of the database whose names start with
+// prefix.
+func audit10Tables(t *testing.T, ctx context.Context, db *sql.DB, prefix string) []string {
+	t.Helper()
+	like := strings.NewReplacer(`\`, `\\`, `_`, `\_`, `%`, `\%`).Replace(prefix) + "%"
+	rs, err := db.QueryContext(ctx, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE ? ORDER BY TABLE_NAME", like)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	var names []string
+	for rs.Next() {
+		var n string
+		if err := rs.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	if err := rs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// Two bench runs that load a catalog on one server at once (two benches,
+// a bench and a test) each search their own records, and the tables of a
+// catalog are gone once its store is closed. With one fixed table per
+// flavour (rows_catalog, rows_myisam_catalog), each load dropped and
+// recreated the other's: a run's search then failed, or answered from
+// another run's records.
+func TestCatalogsLoadedAtOnce(t *testing.T) {
+	servicestest.Require(t, services.MariaDB)
+	for _, tc := range []struct {
+		e     mysql.Engine
+		table string
+	}{{mysql.InnoDB, "test_audit10"}, {mysql.MyISAM, "test_audit10_myisam"}} {
+		t.Run(string(tc.e), func(t *testing.T) { testCatalogsLoadedAtOnce(t, tc.e, tc.table) })
+	}
+}
+
+func testCatalogsLoadedAtOnce(t *testing.T, e mysql.Engine, table string) {
+	ctx := context.Background()
+	db := audit10DB(t)
+	defer db.Close()
+	// The catalog tables of this test's table prefix, and only those:
+	// the InnoDB prefix test_audit10_catalog does not match the MyISAM
+	// one's, test_audit10_myisam_catalog.
+	prefix := table + "_catalog"
+	dropAll := func() {
+		for _, n := range audit10Tables(t, context.Background(), db, prefix) {
+			if _, err := db.Exec("DROP TABLE IF EXISTS `" + n + "`"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	dropAll()
+	defer dropAll()
+	defer db.Exec("DROP TABLE IF EXISTS `" + table + "`")
+
+	openStore := func() *mysql.Store {
+		st, err := mysql.Open(ctx, store.Config{Durability: store.DurabilityWrite, Workers: 2}, mysql.Options{Engine: e, Table: table})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	a, b := openStore(), openStore()
+	closed := false
+	defer func() {
+		if !closed {
+			a.Close()
+			b.Close()
+		}
+	}()
+	before := audit10Tables(t, ctx, db, prefix)
+
+	// A search before any load says so.
+	if d, err := audit10SearchDiff(ctx, a, nil, nil); err != nil {
+		t.Fatal(err)
+	} else if !strings.Contains(d, "no catalog loaded") {
+		t.Errorf("a search before any load: %q, want an error saying no catalog is loaded", d)
+	}
+
+	recsA, rowsA := audit10Catalog("a", 6000)
+	recsB, rowsB := audit10Catalog("b", 4000)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	wg.Add(2)
+	go func() { defer wg.Done(); errs[0] = a.LoadCatalog(ctx, recsA, rowsA) }()
+	go func() { defer wg.Done(); errs[1] = b.LoadCatalog(ctx, recsB, rowsB) }()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("load %d, beside another: %v", i, err)
+		}
+	}
+	check := func(name string, st store.Store, recs []catalog.Record, rows []inventory.Row) {
+		t.Helper()
+		d, err := audit10SearchDiff(ctx, st, recs, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d != "" {
+			t.Errorf("store %s, loaded beside another, answers wrongly: %s", name, d)
+		}
+	}
+	check("a", a, recsA, rowsA)
+	check("b", b, recsB, rowsB)
+
+	// A session of a opened before a's reload, used after it.
+	kept, err := a.Session(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kept.Close()
+	if d, err := audit10SessionDiff(ctx, kept, recsA, rowsA); err != nil {
+		t.Fatal(err)
+	} else if d != "" {
+		t.Errorf("store a, a session before the reload: %s", d)
+	}
+
+	// A reload of a beside b's searches.
+	reloaded := make(chan error, 1)
+	go func() { reloaded <- a.LoadCatalog(ctx, recsA[:3000], rowsA) }()
+	check("b", b, recsB, rowsB)
+	if err := <-reloaded; err != nil {
+		t.Errorf("reload of a: %v", err)
+	}
+	check("a (reloaded)", a, recsA[:3000], rowsA)
+	check("b", b, recsB, rowsB)
+	if d, err := audit10SessionDiff(ctx, kept, recsA[:3000], rowsA); err != nil {
+		t.Fatal(err)
+	} else if d != "" {
+		t.Errorf("store a, a session opened before the reload, searched after it: %s", d)
+	}
+
+	// A load that fails part way (a SKU repeated after the first INSERT
+	// batch) leaves no table behind, and the catalog loaded before still
+	// answers.
+	loaded := audit10Tables(t, ctx, db, prefix)
+	bad, badRows := audit10Catalog("c", 2500)
+	bad[2400].SKU = bad[10].SKU
+	if err := a.LoadCatalog(ctx, bad, badRows); err == nil {
+		t.Error("a load with a repeated SKU succeeded")
+	}
+	if got := audit10Tables(t, ctx, db, prefix); !slices.Equal(got, loaded) {
+		t.Errorf("catalog tables %v before a failed load, %v after it: the failed load left its table", loaded, got)
+	}
+	check("a (after a failed load)", a, recsA[:3000], rowsA)
+
+	// So does a load whose context ends part way, its connection then
+	// broken: the new table must be dropped on another.
+	big, bigRows := audit10Catalog("d", 60000)
+	cctx, cancel := context.WithTimeout(ctx, 40*time.Millisecond)
+	err = a.LoadCatalog(cctx, big, bigRows)
+	cancel()
+	if err == nil {
+		t.Log("the load meant to be cancelled finished in time: the cancelled load is not checked")
+		check("a (loaded)", a, big, bigRows)
+	} else {
+		t.Logf("cancelled load: %v", err)
+		if got := audit10Tables(t, ctx, db, prefix); !slices.Equal(got, loaded) {
+			t.Errorf("catalog tables %v before a cancelled load, %v after it: the cancelled load left its table", loaded, got)
+		}
+		check("a (after a cancelled load)", a, recsA[:3000], rowsA)
+	}
+
+	kept.Close()
+	closed = true
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after := audit10Tables(t, ctx, db, prefix); !slices.Equal(after, before) {
+		t.Errorf("catalog tables %s*: %v before the loads, %v once both stores are closed: a catalog outlived its store", prefix, before, after)
+	}
+}
