@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net"
@@ -132,4 +133,18 @@ func (c *Config) source() (source, error) {
 		return source{}, errors.New("ingest: --dsn names no database")
 	}
 	return source{host: host, port: uint16(p), user: m.User, password: m.Passwd, database: m.DBName}, nil
+}
+
+// connector is the DSN's connector with the driver's time parsing off
+// (parseTime=false, whatever the DSN says): the snapshot reads every value
+// as the text the server prints, which is what the binary log's values are
+// rendered as (values.go), not as a time.Time the driver renders its own
+// way ("2024-03-05T06:07:08Z", DATE '0000-00-00' as year 1).
+func (c *Config) connector() (driver.Connector, error) {
+	m, err := mysql.ParseDSN(c.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: --dsn: %w", err)
+	}
+	m.ParseTime = false
+	return mysql.NewConnector(m)
 }

@@ -3,102 +3,255 @@ package ingest
 import "strings"
 
 // A statement in the binary log that changes a table without row events:
-// its rows vanish (TRUNCATE, DROP), it becomes another table (RENAME), or
-// its columns change (ALTER). The ingester must not go on as if nothing
-// happened (mysql.go).
+// its rows vanish (TRUNCATE, DROP, DROP DATABASE, CREATE OR REPLACE; an
+// ALTER that truncates, drops, exchanges or converts a partition, or
+// discards or imports a tablespace), it becomes another table (RENAME,
+// ALTER … RENAME), or its columns change (ALTER). The ingester must not go
+// on as if nothing happened (mysql.go).
 type ddlVerb string
 
 const (
-	ddlNone     ddlVerb = ""
-	ddlAlter    ddlVerb = "ALTER TABLE"
-	ddlDrop     ddlVerb = "DROP TABLE"
-	ddlRename   ddlVerb = "RENAME TABLE"
-	ddlTruncate ddlVerb = "TRUNCATE TABLE"
+	ddlNone         ddlVerb = ""
+	ddlAlter        ddlVerb = "ALTER TABLE"
+	ddlAlterRename  ddlVerb = "ALTER TABLE … RENAME"
+	ddlCreate       ddlVerb = "CREATE OR REPLACE TABLE"
+	ddlDrop         ddlVerb = "DROP TABLE"
+	ddlDropDatabase ddlVerb = "DROP DATABASE"
+	ddlRename       ddlVerb = "RENAME TABLE"
+	ddlTruncate     ddlVerb = "TRUNCATE TABLE"
+	// An ALTER that moves rows in or out of the table is "ALTER TABLE … "
+	// and the clause that does (ddlAlterRows).
 )
 
-// tableName is a table a statement names: schema is "" when unqualified.
+// ddlAlterRows is the verb of an ALTER whose clause op (TRUNCATE
+// PARTITION, DISCARD TABLESPACE, ...) moves rows in or out without row
+// events.
+func ddlAlterRows(op string) ddlVerb { return ddlVerb("ALTER TABLE … " + op) }
+
+// tableName is a table a statement names: schema is "" when unqualified;
+// table is "" for a whole database (DROP DATABASE).
 type tableName struct{ schema, table string }
 
 // ddlTables recognises the statements above and returns the tables they
-// name (for RENAME, both sides of every pair). Comments, quoted strings
-// and backquoted identifiers are understood; anything else returns
-// ddlNone.
+// name (for RENAME, both sides of every pair; for an ALTER, the table
+// altered first, then the others its clauses name: the new name, the
+// table a partition is exchanged with). Comments, executable comments
+// (/*! ... */, run by the server), quoted strings, backquoted and (for
+// sql_mode ANSI_QUOTES) double-quoted identifiers and a leading SET
+// STATEMENT ... FOR are understood; anything else returns ddlNone.
 func ddlTables(query string) (ddlVerb, []tableName) {
-	toks := sqlTokens(query, 64)
-	word := func(i int, w string) bool {
-		return i < len(toks) && !toks[i].quoted && strings.EqualFold(toks[i].text, w)
+	switch first := sqlTokens(query, 1); {
+	case len(first) == 0 || first[0].quoted:
+		return ddlNone, nil
+	default:
+		switch strings.ToUpper(first[0].text) {
+		case "ALTER", "CREATE", "DROP", "RENAME", "TRUNCATE", "SET":
+		default:
+			return ddlNone, nil
+		}
+	}
+	p := ddlParser{toks: sqlTokens(query, -1)}
+	if p.word(0, "SET") && p.word(1, "STATEMENT") {
+		// SET STATEMENT var=value [, ...] FOR statement (MariaDB).
+		for i := 2; i < len(p.toks); i++ {
+			if p.word(i, "FOR") {
+				p.toks = p.toks[i+1:]
+				break
+			}
+		}
 	}
 	i := 0
 	var verb ddlVerb
 	switch {
-	case word(0, "ALTER"):
+	case p.word(0, "ALTER"):
 		i = 1
-		for word(i, "ONLINE") || word(i, "IGNORE") {
+		for p.word(i, "ONLINE") || p.word(i, "IGNORE") {
 			i++
 		}
-		if !word(i, "TABLE") {
+		if !p.word(i, "TABLE") {
 			return ddlNone, nil
 		}
-		verb, i = ddlAlter, i+1
-	case word(0, "DROP"):
-		i = 1
-		if word(i, "TEMPORARY") {
+		return p.alter(i + 1)
+	case p.word(0, "CREATE"):
+		// CREATE OR REPLACE [TEMPORARY] {TABLE | SEQUENCE} name: the table
+		// of that name is dropped. A plain CREATE TABLE of a name that
+		// exists fails (or, IF NOT EXISTS, does nothing).
+		if !p.word(1, "OR") || !p.word(2, "REPLACE") {
+			return ddlNone, nil
+		}
+		i = 3
+		if p.word(i, "TEMPORARY") {
 			i++
 		}
-		if !word(i, "TABLE") && !word(i, "TABLES") {
+		if !p.word(i, "TABLE") && !p.word(i, "SEQUENCE") {
+			return ddlNone, nil
+		}
+		verb, i = ddlCreate, i+1
+	case p.word(0, "DROP") && (p.word(1, "DATABASE") || p.word(1, "SCHEMA")):
+		i = 2
+		if p.word(i, "IF") && p.word(i+1, "EXISTS") {
+			i += 2
+		}
+		if i < len(p.toks) && p.toks[i].ident() {
+			return ddlDropDatabase, []tableName{{schema: p.toks[i].text}}
+		}
+		return ddlDropDatabase, nil
+	case p.word(0, "DROP"):
+		i = 1
+		if p.word(i, "TEMPORARY") {
+			i++
+		}
+		if !p.word(i, "TABLE") && !p.word(i, "TABLES") {
 			return ddlNone, nil
 		}
 		verb, i = ddlDrop, i+1
-		if word(i, "IF") && word(i+1, "EXISTS") {
-			i += 2
-		}
-	case word(0, "RENAME"):
-		if !word(1, "TABLE") && !word(1, "TABLES") {
+	case p.word(0, "RENAME"):
+		if !p.word(1, "TABLE") && !p.word(1, "TABLES") {
 			return ddlNone, nil
 		}
 		verb, i = ddlRename, 2
-	case word(0, "TRUNCATE"):
+	case p.word(0, "TRUNCATE"):
 		verb, i = ddlTruncate, 1
-		if word(i, "TABLE") {
+		if p.word(i, "TABLE") {
 			i++
 		}
 	default:
 		return ddlNone, nil
 	}
-	if word(i, "IF") && word(i+1, "EXISTS") { // ALTER TABLE IF EXISTS (MariaDB)
+	if p.word(i, "IF") && (p.word(i+1, "EXISTS") || p.word(i+1, "NOT") && p.word(i+2, "EXISTS")) {
 		i += 2
+		if p.word(i, "EXISTS") {
+			i++
+		}
 	}
 	var names []tableName
-	for i < len(toks) {
-		if toks[i].text == "," && !toks[i].quoted {
+	for i < len(p.toks) {
+		if p.punct(i, ",") {
 			i++
 			continue
 		}
-		if verb == ddlRename && word(i, "TO") {
+		if verb == ddlRename && p.word(i, "TO") {
 			i++
 			continue
 		}
-		if !toks[i].ident() {
+		n, next, ok := p.name(i)
+		if !ok {
 			break
-		}
-		n := tableName{table: toks[i].text}
-		if i+2 < len(toks) && toks[i+1].text == "." && !toks[i+1].quoted && toks[i+2].ident() {
-			n = tableName{schema: toks[i].text, table: toks[i+2].text}
-			i += 2
 		}
 		names = append(names, n)
-		i++
-		if verb == ddlAlter || verb == ddlTruncate {
+		i = p.skipWait(next)
+		if verb == ddlTruncate || verb == ddlCreate {
 			break
 		}
-		if verb == ddlRename && i < len(toks) && word(i, "TO") {
+		if verb == ddlRename && p.word(i, "TO") {
 			continue
 		}
-		if i < len(toks) && (toks[i].text != "," || toks[i].quoted) {
+		if !p.punct(i, ",") {
 			break // DROP TABLE t RESTRICT, a WAIT clause, a comment's remains
 		}
 	}
 	return verb, names
+}
+
+// alter reads an ALTER TABLE from its table name at i: the table and the
+// clauses that rename it or move rows without row events.
+func (p *ddlParser) alter(i int) (ddlVerb, []tableName) {
+	if p.word(i, "IF") && p.word(i+1, "EXISTS") { // ALTER TABLE IF EXISTS (MariaDB)
+		i += 2
+	}
+	target, next, ok := p.name(i)
+	if !ok {
+		return ddlAlter, nil
+	}
+	verb, names := ddlAlter, []tableName{target}
+	i = p.skipWait(next)
+	clauseStart, depth := true, 0
+	for ; i < len(p.toks); i++ {
+		switch {
+		case p.punct(i, "("):
+			depth++
+		case p.punct(i, ")"):
+			depth--
+		case depth == 0 && p.punct(i, ","):
+			clauseStart = true
+			continue
+		}
+		atClause := clauseStart
+		clauseStart = false
+		if depth != 0 {
+			continue
+		}
+		switch {
+		case atClause && p.word(i, "RENAME") && !p.word(i+1, "COLUMN") && !p.word(i+1, "INDEX") && !p.word(i+1, "KEY") && !p.word(i+1, "CONSTRAINT"):
+			// RENAME [TO | AS] new_name: the table itself.
+			j := i + 1
+			if p.word(j, "TO") || p.word(j, "AS") {
+				j++
+			}
+			if n, next, ok := p.name(j); ok {
+				names = append(names, n)
+				i = next - 1
+			}
+			verb = ddlAlterRename
+		case (p.word(i, "TRUNCATE") || p.word(i, "DROP") || p.word(i, "EXCHANGE") || p.word(i, "CONVERT")) && p.word(i+1, "PARTITION"):
+			if verb != ddlAlterRename {
+				verb = ddlAlterRows(strings.ToUpper(p.toks[i].text) + " PARTITION")
+			}
+		case (p.word(i, "DISCARD") || p.word(i, "IMPORT")) && (p.word(i+1, "TABLESPACE") || p.word(i+1, "PARTITION")):
+			if verb != ddlAlterRename {
+				verb = ddlAlterRows(strings.ToUpper(p.toks[i].text) + " TABLESPACE")
+			}
+		case p.word(i, "CONVERT") && p.word(i+1, "TABLE"),
+			p.word(i, "WITH") && p.word(i+1, "TABLE"),
+			p.word(i, "TO") && p.word(i+1, "TABLE"):
+			// CONVERT TABLE t TO PARTITION (t's rows move in, t goes),
+			// EXCHANGE PARTITION p WITH TABLE t (t's rows are swapped),
+			// CONVERT PARTITION p TO TABLE t (t is made of p's rows).
+			if p.word(i, "CONVERT") && verb != ddlAlterRename {
+				verb = ddlAlterRows("CONVERT TABLE")
+			}
+			if n, next, ok := p.name(i + 2); ok {
+				names = append(names, n)
+				i = next - 1
+			}
+		}
+	}
+	return verb, names
+}
+
+type ddlParser struct{ toks []sqlToken }
+
+// word reports whether token i is the keyword w (unquoted, any case).
+func (p *ddlParser) word(i int, w string) bool {
+	return i < len(p.toks) && !p.toks[i].quoted && strings.EqualFold(p.toks[i].text, w)
+}
+
+// punct reports whether token i is the punctuation c.
+func (p *ddlParser) punct(i int, c string) bool {
+	return i < len(p.toks) && !p.toks[i].quoted && p.toks[i].text == c
+}
+
+// name reads a table name, schema.table or table, at i and returns the
+// index after it.
+func (p *ddlParser) name(i int) (tableName, int, bool) {
+	if i >= len(p.toks) || !p.toks[i].ident() {
+		return tableName{}, i, false
+	}
+	if p.punct(i+1, ".") && i+2 < len(p.toks) && p.toks[i+2].ident() {
+		return tableName{schema: p.toks[i].text, table: p.toks[i+2].text}, i + 3, true
+	}
+	return tableName{table: p.toks[i].text}, i + 1, true
+}
+
+// skipWait skips a WAIT n or NOWAIT clause at i (MariaDB).
+func (p *ddlParser) skipWait(i int) int {
+	switch {
+	case p.word(i, "NOWAIT"):
+		return i + 1
+	case p.word(i, "WAIT") && i+1 < len(p.toks):
+		return i + 2
+	}
+	return i
 }
 
 // names reports whether n is the table schema.table, for a statement run
@@ -110,12 +263,15 @@ func (n tableName) names(defaultSchema, schema, table string) bool {
 	if s == "" {
 		s = defaultSchema
 	}
+	if n.table == "" { // the whole database
+		return s != "" && strings.EqualFold(s, schema)
+	}
 	return strings.EqualFold(s, schema) && strings.EqualFold(n.table, table)
 }
 
 type sqlToken struct {
 	text   string
-	quoted bool // a backquoted identifier (text without the quotes)
+	quoted bool // a backquoted or double-quoted identifier (text without the quotes)
 }
 
 func (t sqlToken) ident() bool {
@@ -137,13 +293,18 @@ func identRune(r rune) bool {
 	return r == '_' || r == '$' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= 0x80
 }
 
-// sqlTokens splits the start of a statement into at most max tokens:
-// words, backquoted identifiers and single punctuation characters;
-// whitespace, comments and quoted strings (as one token "'") are skipped
-// or collapsed.
+// sqlTokens splits the start of a statement into at most max tokens (max
+// < 0: all of it): words, quoted identifiers and single punctuation
+// characters; whitespace, comments and single-quoted strings (as one token
+// "'") are skipped or collapsed. The text of an executable comment (/*!,
+// /*!50100, /*M!100500) is read as the server runs it: as statement text.
+// A double-quoted string is taken for an identifier: where a statement
+// names a table the server accepts one only with sql_mode ANSI_QUOTES,
+// where it is one.
 func sqlTokens(q string, max int) []sqlToken {
 	var toks []sqlToken
-	for i := 0; i < len(q) && len(toks) < max; {
+	inExec := false // inside an executable comment: its */ is skipped
+	for i := 0; i < len(q) && (max < 0 || len(toks) < max); {
 		c := q[i]
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
@@ -152,19 +313,33 @@ func sqlTokens(q string, max int) []sqlToken {
 			for i < len(q) && q[i] != '\n' {
 				i++
 			}
+		case inExec && c == '*' && i+1 < len(q) && q[i+1] == '/':
+			inExec = false
+			i += 2
+		case !inExec && c == '/' && strings.HasPrefix(q[i:], "/*!"), !inExec && c == '/' && strings.HasPrefix(q[i:], "/*M!"):
+			inExec = true
+			i += strings.Index(q[i:], "!") + 1
+			for i < len(q) && q[i] >= '0' && q[i] <= '9' {
+				i++
+			}
 		case c == '/' && i+1 < len(q) && q[i+1] == '*':
 			end := strings.Index(q[i+2:], "*/")
 			if end < 0 {
 				return toks
 			}
 			i += 2 + end + 2
-		case c == '`':
+		case c == '`' || c == '"':
 			var b strings.Builder
 			j := i + 1
 			for ; j < len(q); j++ {
-				if q[j] == '`' {
-					if j+1 < len(q) && q[j+1] == '`' {
-						b.WriteByte('`')
+				if c == '"' && q[j] == '\\' && j+1 < len(q) {
+					b.WriteByte(q[j+1]) // a string's escape (no ANSI_QUOTES)
+					j++
+					continue
+				}
+				if q[j] == c {
+					if j+1 < len(q) && q[j+1] == c {
+						b.WriteByte(c)
 						j++
 						continue
 					}
@@ -177,7 +352,7 @@ func sqlTokens(q string, max int) []sqlToken {
 			}
 			toks = append(toks, sqlToken{text: b.String(), quoted: true})
 			i = j + 1
-		case c == '\'' || c == '"':
+		case c == '\'':
 			j := i + 1
 			for ; j < len(q); j++ {
 				if q[j] == '\\' {

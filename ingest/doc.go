@@ -19,7 +19,10 @@
 //     NULL or overlong title or brand, a control character) is skipped and
 //     counted, and its SKU's record deleted. Values read from the binlog
 //     are rendered as the snapshot's SELECT reads them: ENUM and SET by
-//     their members, strings converted from their column's character set.
+//     their members, strings converted from their column's character set,
+//     UNSIGNED integers unsigned, FLOAT, DOUBLE and TIME as the server
+//     prints them, TIMESTAMP in the session's time zone, BIT (from both)
+//     as its unsigned decimal value (values.go).
 //     A partial row image (binlog_row_image not FULL) stops the ingester.
 //  2. It follows the binlog from the checkpoint. Every row of a rows event
 //     becomes one CATALOG.SET (insert, update) or CATALOG.DEL (delete; an

@@ -44,9 +44,13 @@ type Ingester struct {
 	logf    func(format string, args ...any)
 
 	db         *sql.DB
-	columns    map[string]int    // source column name -> ordinal (0-based), read at start
-	startTypes columnTypes       // the columns' ENUM members and character sets, read at start
-	collations map[uint64]string // the source's collation id -> character set
+	columns    map[string]int        // source column name -> ordinal (0-based), read at start
+	startTypes columnTypes           // the columns' ENUM members, character sets and signedness, read at start
+	collations map[uint64]string     // the source's collation id -> character set
+	byName     map[string]columnInfo // what was read at start, by lower-case column name
+	// tz is the time zone the ingester's sessions print TIMESTAMPs in:
+	// the binary log's (seconds since the epoch) are rendered in it.
+	tz *time.Location
 
 	// The layout of the last table map of the source table: column name ->
 	// ordinal from the names the binlog carries (binlog_row_metadata=FULL),
@@ -77,13 +81,17 @@ func New(cfg Config, sink Sink, logf func(string, ...any)) (*Ingester, error) {
 // binlog until ctx ends (it then returns ctx's error) or a failure that
 // retrying cannot mend.
 func (in *Ingester) Run(ctx context.Context) error {
-	db, err := sql.Open("mysql", in.cfg.DSN)
+	connector, err := in.cfg.connector()
 	if err != nil {
-		return fmt.Errorf("ingest: %w", err)
+		return err
 	}
+	db := sql.OpenDB(connector)
 	defer db.Close()
 	in.db = db
 	if err := in.readColumns(ctx); err != nil {
+		return err
+	}
+	if err := in.readTimeZone(ctx); err != nil {
 		return err
 	}
 	if err := in.readCollations(ctx); err != nil {
@@ -138,19 +146,21 @@ func (in *Ingester) Run(ctx context.Context) error {
 // readColumns maps the source table's column names to their ordinals,
 // which is how row events carry values.
 func (in *Ingester) readColumns(ctx context.Context) error {
-	rows, err := in.db.QueryContext(ctx, `SELECT COLUMN_NAME, ORDINAL_POSITION, COLUMN_TYPE, CHARACTER_SET_NAME FROM information_schema.COLUMNS
+	rows, err := in.db.QueryContext(ctx, `SELECT COLUMN_NAME, ORDINAL_POSITION, COLUMN_TYPE, DATA_TYPE, NUMERIC_SCALE, CHARACTER_SET_NAME FROM information_schema.COLUMNS
 		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`, in.src.database, in.cfg.Table)
 	if err != nil {
 		return fmt.Errorf("ingest: reading the columns of %s.%s: %w", in.src.database, in.cfg.Table, err)
 	}
 	defer rows.Close()
 	in.columns = map[string]int{}
-	in.startTypes = columnTypes{enums: map[int][]string{}, sets: map[int][]string{}, charsets: map[int]string{}}
+	in.startTypes = columnTypes{enums: map[int][]string{}, sets: map[int][]string{}, charsets: map[int]string{}, unsigned: map[int]bool{}, scales: map[int]int{}}
+	in.byName = map[string]columnInfo{}
 	for rows.Next() {
-		var name, columnType string
+		var name, columnType, dataType string
 		var pos int
+		var scale sql.NullInt64
 		var charset sql.NullString
-		if err := rows.Scan(&name, &pos, &columnType, &charset); err != nil {
+		if err := rows.Scan(&name, &pos, &columnType, &dataType, &scale, &charset); err != nil {
 			return fmt.Errorf("ingest: reading the columns: %w", err)
 		}
 		in.columns[strings.ToLower(name)] = pos - 1
@@ -162,6 +172,14 @@ func (in *Ingester) readColumns(ctx context.Context) error {
 		}
 		if charset.Valid {
 			in.startTypes.charsets[pos-1] = charset.String
+		}
+		info := columnInfoOf(columnType, dataType, scale)
+		in.byName[strings.ToLower(name)] = info
+		if info.unsigned {
+			in.startTypes.unsigned[pos-1] = true
+		}
+		if info.scale >= 0 {
+			in.startTypes.scales[pos-1] = info.scale
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -176,6 +194,66 @@ func (in *Ingester) readColumns(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// readTimeZone finds the time zone the ingester's sessions print
+// TIMESTAMPs in (@@time_zone: the server's, or the DSN's time_zone
+// parameter), for the binary log's TIMESTAMPs, which are seconds since the
+// epoch. The zone is checked against the server's own rendering of two
+// instants (winter and summer); one the ingester cannot reproduce (a
+// SYSTEM zone named by an abbreviation Go does not know, a named zone
+// missing from this machine's zoneinfo) is an error if a mapped column is
+// a TIMESTAMP: its records would differ between the snapshot and the
+// binary log.
+func (in *Ingester) readTimeZone(ctx context.Context) error {
+	var session, system string
+	if err := in.db.QueryRowContext(ctx, "SELECT @@session.time_zone, @@system_time_zone").Scan(&session, &system); err != nil {
+		return fmt.Errorf("ingest: reading the session's time zone: %w", err)
+	}
+	name := session
+	if strings.EqualFold(session, "SYSTEM") {
+		name = system
+	}
+	tz, err := zoneOf(name)
+	if err == nil {
+		probes := []int64{1705320000, 1721044800} // 2024-01-15 and 2024-07-15, 12:00 UTC
+		var a, b string
+		if err = in.db.QueryRowContext(ctx, "SELECT CAST(FROM_UNIXTIME(?) AS CHAR), CAST(FROM_UNIXTIME(?) AS CHAR)", probes[0], probes[1]).Scan(&a, &b); err == nil {
+			const layout = "2006-01-02 15:04:05"
+			if ga, gb := time.Unix(probes[0], 0).In(tz).Format(layout), time.Unix(probes[1], 0).In(tz).Format(layout); ga != a || gb != b {
+				err = fmt.Errorf("the server prints %s and %s, the zone %s here %s and %s", a, b, tz, ga, gb)
+			}
+		}
+	}
+	if err != nil {
+		for _, c := range in.configuredColumns() {
+			if in.byName[strings.ToLower(c)].timestamp {
+				return fmt.Errorf("ingest: column %q is a TIMESTAMP, which the snapshot reads in the session time zone %q (system %q), and the ingester cannot render the binary log's TIMESTAMPs in that zone (%v): give the session a zone in the DSN, e.g. ?time_zone=%%27%%2B00%%3A00%%27 (UTC) or a name known to both the server and this machine", c, session, system, err)
+			}
+		}
+		tz = time.UTC // no TIMESTAMP is mapped
+	}
+	in.tz = tz
+	return nil
+}
+
+// zoneOf returns the zone a MySQL time_zone value names: an offset
+// ("+05:30") or a zone name.
+func zoneOf(name string) (*time.Location, error) {
+	if len(name) > 1 && (name[0] == '+' || name[0] == '-') {
+		h, m, ok := strings.Cut(name[1:], ":")
+		hours, err1 := strconv.Atoi(h)
+		minutes, err2 := strconv.Atoi(m)
+		if !ok || err1 != nil || err2 != nil || minutes < 0 || minutes > 59 {
+			return nil, fmt.Errorf("time zone %q", name)
+		}
+		offset := hours*3600 + minutes*60
+		if name[0] == '-' {
+			offset = -offset
+		}
+		return time.FixedZone(name, offset), nil
+	}
+	return time.LoadLocation(name)
 }
 
 // readCollations maps the source's collation ids, which table maps name a
@@ -249,11 +327,14 @@ func (in *Ingester) configuredColumns() []string {
 
 // tableChanged stops the ingester at a statement that changes the source
 // table without row events, where going on would leave the catalog wrong:
-// TRUNCATE and DROP (its rows are gone, the catalog still has them),
+// TRUNCATE, DROP TABLE, DROP DATABASE and CREATE OR REPLACE TABLE (its rows
+// are gone, the catalog still has them), RENAME TABLE and ALTER TABLE …
 // RENAME (another table takes its name, or it follows a name no longer
-// there), and ALTER when the binary log carries no column names (the
-// columns may have moved under the ordinals read at start). An ALTER with
-// column names is followed (layout).
+// there), an ALTER that truncates, drops, exchanges or converts a
+// partition or discards or imports a tablespace (rows leave or arrive
+// without row events), and any other ALTER when the binary log carries no
+// column names (the columns may have moved under the ordinals read at
+// start). Another ALTER with column names is followed (layout).
 func (in *Ingester) tableChanged(e *replication.QueryEvent, file string, pos uint32) error {
 	verb, names := ddlTables(string(e.Query))
 	if verb == ddlNone || in.cfg.BrokenIgnoreSchema {
@@ -361,7 +442,7 @@ func (in *Ingester) snapshot(ctx context.Context, started func(Checkpoint) error
 	if err := started(cp); err != nil {
 		return Checkpoint{}, err
 	}
-	rows, err := conn.QueryContext(ctx, "SELECT * FROM `"+strings.ReplaceAll(in.cfg.Table, "`", "``")+"`")
+	rows, err := conn.QueryContext(ctx, in.snapshotQuery())
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("ingest: snapshot: %w", err)
 	}
@@ -384,11 +465,20 @@ func (in *Ingester) snapshot(ctx context.Context, started func(Checkpoint) error
 			}
 		}()
 	}
-	// The result set's own column names: the table may have changed since
-	// readColumns.
+	// The result set's column names, mapped to its columns.
 	names, err := rows.Columns()
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("ingest: snapshot: %w", err)
+	}
+	colTypes, err := rows.ColumnTypes()
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("ingest: snapshot: %w", err)
+	}
+	bits := map[int]bool{} // BIT columns: the server sends their bytes
+	for i, ct := range colTypes {
+		if ct.DatabaseTypeName() == "BIT" {
+			bits[i] = true
+		}
 	}
 	cols := make(map[string]int, len(names))
 	for i, name := range names {
@@ -407,7 +497,11 @@ func (in *Ingester) snapshot(ctx context.Context, started func(Checkpoint) error
 		}
 		row := make([]any, n)
 		for i, v := range vals {
-			if v != nil {
+			switch {
+			case v == nil:
+			case bits[i]:
+				row[i] = bitText(v)
+			default:
 				row[i] = string(v)
 			}
 		}
@@ -433,6 +527,31 @@ func (in *Ingester) snapshot(ctx context.Context, started func(Checkpoint) error
 		return Checkpoint{}, fmt.Errorf("ingest: snapshot: %w", readErr)
 	}
 	return cp, ctx.Err()
+}
+
+// snapshotQuery selects the columns the ingester reads, a FLOAT or DOUBLE
+// as CAST(... AS CHAR): the driver parses the text the server prints for
+// one and the snapshot would read it printed back the driver's way
+// ("1.67772e+07" for the server's "16777200", "2.5" for a DOUBLE(5,2)'s
+// "2.50"), which is neither what the server shows nor what the binary
+// log's values are rendered as (values.go).
+func (in *Ingester) snapshotQuery() string {
+	quote := func(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" }
+	var list []string
+	seen := map[string]bool{}
+	for _, c := range in.configuredColumns() {
+		lower := strings.ToLower(c)
+		if seen[lower] {
+			continue
+		}
+		seen[lower] = true
+		if in.byName[lower].float {
+			list = append(list, "CAST("+quote(c)+" AS CHAR) AS "+quote(c))
+		} else {
+			list = append(list, quote(c))
+		}
+	}
+	return "SELECT " + strings.Join(list, ", ") + " FROM " + quote(in.cfg.Table)
 }
 
 type opKind uint8
@@ -543,8 +662,11 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 		User:            in.src.user,
 		Password:        in.src.password,
 		HeartbeatPeriod: time.Second,
-		ReadTimeout:     10 * time.Second,
-		Logger:          log.NewDefault(&log.NullHandler{}),
+		// TIMESTAMPs in the zone the snapshot's session prints them in
+		// (go-mysql's default is this process's local zone).
+		TimestampStringLocation: in.tz,
+		ReadTimeout:             10 * time.Second,
+		Logger:                  log.NewDefault(&log.NullHandler{}),
 	})
 	defer syncer.Close()
 	// The binlog streamer also logs a failure to the library's global

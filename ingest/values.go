@@ -1,9 +1,13 @@
 package ingest
 
 import (
+	"database/sql"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
@@ -19,13 +23,38 @@ import (
 // snapshot reads for them. The snapshot's SELECT gets text the server
 // renders in the connection's character set (utf8mb4); the binary log
 // carries what the storage holds: an ENUM's index, a SET's bit mask, a
-// string's bytes in its column's character set. Without this a colour
-// ENUM arrives as "3" and a latin1 title as bytes allot refuses as invalid
-// UTF-8. All maps are keyed by column ordinal (0-based).
+// string's bytes in its column's character set, an integer's bits (which
+// go-mysql decodes signed), a FLOAT's or DOUBLE's binary value. Without
+// this a colour ENUM arrives as "3", a latin1 title as bytes allot refuses
+// as invalid UTF-8 and a TINYINT UNSIGNED 255 as -1. All maps are keyed by
+// column ordinal (0-based).
+//
+// The rendering of each type, the same from both paths (the snapshot's
+// text is the server's, MariaDB 10.11's, except for BIT):
+//
+//   - integers in decimal, UNSIGNED ones unsigned;
+//   - BIT(n) as its unsigned decimal value (the server sends its raw bytes,
+//     which a record cannot hold);
+//   - DOUBLE as the shortest decimal that reads back as the same double,
+//     FLOAT to 6 significant digits, FLOAT(M,D) and DOUBLE(M,D) with D
+//     decimals, as the server prints them (gcvt, fcvt: "0.1", "1e21",
+//     "16777200", "2.50"); the snapshot reads them CAST AS CHAR, as the
+//     driver would otherwise parse them and print them its own way
+//     ("1e+21", "1.67772e+07", "2.5");
+//   - DECIMAL, DATE, DATETIME with their declared digits as the server
+//     prints them; TIME(n) with its n fractional digits, zeros included;
+//   - TIMESTAMP in the session time zone of the ingester's connection
+//     (Ingester.readTimeZone; go-mysql is told it).
 type columnTypes struct {
 	enums    map[int][]string // ENUM members; the binary log holds index+1
 	sets     map[int][]string // SET members; bit i is member i
 	charsets map[int]string   // character set of a character column
+	unsigned map[int]bool     // an integer column declared UNSIGNED
+	scales   map[int]int      // a FLOAT(M,D) or DOUBLE(M,D) column's D
+	// The column types (mysql.MYSQL_TYPE_*) and their metadata as the
+	// table map gives them; nil for the types read at start.
+	kinds []byte
+	meta  []uint16
 }
 
 // typesOf returns the column types of rows that came with table map t: from
@@ -69,6 +98,30 @@ func (in *Ingester) typesOf(t *replication.TableMapEvent) (columnTypes, error) {
 			return ct, err
 		}
 	}
+	ct.kinds, ct.meta = t.ColumnType, t.ColumnMeta
+	if m := t.UnsignedMap(); len(m) > 0 {
+		ct.unsigned = m
+	} else if names := t.ColumnNameString(); len(names) > 0 {
+		// Column names but no signedness (a source that writes one and
+		// not the other): by name from what was read at start.
+		ct.unsigned = map[int]bool{}
+		for i, n := range names {
+			if in.byName[strings.ToLower(n)].unsigned {
+				ct.unsigned[i] = true
+			}
+		}
+	} // else (no optional metadata at all) by ordinal, from the start
+	if names := t.ColumnNameString(); len(names) > 0 {
+		// No table map carries a FLOAT's or DOUBLE's declared decimals:
+		// by name from what was read at start (an ALTER that changes them
+		// is seen at the next start).
+		ct.scales = map[int]int{}
+		for i, n := range names {
+			if info, ok := in.byName[strings.ToLower(n)]; ok && info.scale >= 0 {
+				ct.scales[i] = info.scale
+			}
+		}
+	}
 	if m := t.CollationMap(); m != nil {
 		ct.charsets = make(map[int]string, len(m))
 		for i, id := range m {
@@ -84,7 +137,36 @@ func (in *Ingester) typesOf(t *replication.TableMapEvent) (columnTypes, error) {
 
 // text returns value v of column i as the snapshot reads it.
 func (ct *columnTypes) text(i int, v any) (any, error) {
+	var kind byte
+	if i < len(ct.kinds) {
+		kind = ct.kinds[i]
+	}
 	switch x := v.(type) {
+	case int8:
+		if ct.unsigned[i] {
+			return uint64(uint8(x)), nil
+		}
+	case int16:
+		if ct.unsigned[i] {
+			return uint64(uint16(x)), nil
+		}
+	case int32:
+		if ct.unsigned[i] {
+			if kind == mysql.MYSQL_TYPE_INT24 { // 24 bits, sign-extended
+				return uint64(uint32(x) & 0xFFFFFF), nil
+			}
+			return uint64(uint32(x)), nil
+		}
+	case float32:
+		if d, ok := ct.scales[i]; ok {
+			return fcvt(float64(x), d), nil
+		}
+		return gcvt(float64(x), floatDigits), nil
+	case float64:
+		if d, ok := ct.scales[i]; ok {
+			return fcvt(x, d), nil
+		}
+		return gcvt(x, doubleDigits), nil
 	case int64:
 		if names, ok := ct.enums[i]; ok {
 			if x == 0 { // the empty string a non-strict source stores for a bad value
@@ -104,7 +186,15 @@ func (ct *columnTypes) text(i int, v any) (any, error) {
 			}
 			return strings.Join(on, ","), nil
 		}
+		if kind == mysql.MYSQL_TYPE_BIT || ct.unsigned[i] {
+			return uint64(x), nil
+		}
 	case string:
+		if kind == mysql.MYSQL_TYPE_TIME2 && i < len(ct.meta) && ct.meta[i] > 0 && !strings.Contains(x, ".") {
+			// go-mysql leaves out a zero fraction ("00:00:00" for a
+			// TIME(2) the server prints as "00:00:00.00").
+			x += "." + strings.Repeat("0", int(ct.meta[i]))
+		}
 		s, err := decodeText(ct.charsets[i], x)
 		if err != nil {
 			return nil, fmt.Errorf("column %d: %w", i+1, err)
@@ -118,6 +208,118 @@ func (ct *columnTypes) text(i int, v any) (any, error) {
 		return s, nil
 	}
 	return v, nil
+}
+
+// The significant digits the server prints of a FLOAT (FLT_DIG) and of a
+// DOUBLE (as many as it takes to read back as the same double, at most 17).
+const (
+	floatDigits  = 6
+	doubleDigits = 17
+)
+
+// gcvt renders x as MariaDB prints a FLOAT or DOUBLE without declared
+// decimals (strings/dtoa.c my_gcvt, in the wide fields the server prints
+// them in; checked against MariaDB 10.11 on random values): the shortest digits that read back as x if there are at
+// most digits of them, else x rounded to digits significant digits; in the
+// 'f' form while the decimal exponent is from -14 to 15 ("0.1", "1234567",
+// "16777200", "0.0000001"), else in the 'e' form with no "+" and no
+// leading zero in the exponent ("1e21", "1.2345678901234568e17",
+// "1.26117e-44").
+func gcvt(x float64, digits int) string {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return "0" // what the server prints, flagging an error
+	}
+	var b strings.Builder
+	if math.Signbit(x) {
+		b.WriteByte('-')
+	}
+	e := strconv.FormatFloat(math.Abs(x), 'e', -1, 64) // d.ddde±XX
+	if mantissa, _, _ := strings.Cut(e, "e"); len(mantissa) > digits+1 {
+		e = strconv.FormatFloat(math.Abs(x), 'e', digits-1, 64)
+	}
+	mantissa, exp, _ := strings.Cut(e, "e")
+	ds := strings.TrimRight(strings.Replace(mantissa, ".", "", 1), "0")
+	if ds == "" { // zero
+		ds = "0"
+	}
+	n, _ := strconv.Atoi(exp)
+	decpt := n + 1          // digits before the decimal point
+	const maxDecptForF = 15 // DBL_DIG: MAX_DECPT_FOR_F_FORMAT
+	if decpt >= -maxDecptForF+1 && (decpt <= maxDecptForF || len(ds) > decpt) {
+		switch {
+		case decpt <= 0:
+			b.WriteString("0." + strings.Repeat("0", -decpt) + ds)
+		case decpt < len(ds):
+			b.WriteString(ds[:decpt] + "." + ds[decpt:])
+		default:
+			b.WriteString(ds + strings.Repeat("0", decpt-len(ds)))
+		}
+		return b.String()
+	}
+	b.WriteString(ds[:1])
+	if len(ds) > 1 {
+		b.WriteString("." + ds[1:])
+	}
+	b.WriteString("e" + strconv.Itoa(decpt-1))
+	return b.String()
+}
+
+// fcvt renders x as the server prints a FLOAT(M,D) or DOUBLE(M,D)
+// (strings/dtoa.c my_fcvt): with d decimals, the shortest digits that
+// read back as x padded with zeros where they have fewer decimals, else x
+// rounded to d decimals.
+func fcvt(x float64, d int) string {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return "0"
+	}
+	s := strconv.FormatFloat(x, 'f', -1, 64)
+	whole, frac, _ := strings.Cut(s, ".")
+	if len(frac) > d {
+		return strconv.FormatFloat(x, 'f', d, 64)
+	}
+	if d == 0 {
+		return whole
+	}
+	return whole + "." + frac + strings.Repeat("0", d-len(frac))
+}
+
+// bitText renders a BIT value the server sends as bytes (big-endian) as
+// its unsigned decimal value, as the binary log's is rendered.
+func bitText(b []byte) string {
+	var v uint64 // BIT(64) at most
+	for _, c := range b {
+		v = v<<8 | uint64(c)
+	}
+	return strconv.FormatUint(v, 10)
+}
+
+// columnInfo is what the ingester reads of a column at start, beside its
+// ENUM or SET members and its character set.
+type columnInfo struct {
+	unsigned  bool // an integer type declared UNSIGNED
+	float     bool // a FLOAT or DOUBLE
+	scale     int  // a FLOAT(M,D)'s or DOUBLE(M,D)'s D; -1 for any other
+	timestamp bool // a TIMESTAMP
+}
+
+// columnInfoOf reads an information_schema.COLUMNS row's COLUMN_TYPE
+// ("int(10) unsigned zerofill", "double(12,4)"), DATA_TYPE and
+// NUMERIC_SCALE.
+func columnInfoOf(columnType, dataType string, scale sql.NullInt64) columnInfo {
+	info := columnInfo{scale: -1}
+	switch strings.ToLower(dataType) {
+	case "tinyint", "smallint", "mediumint", "int", "bigint":
+		info.unsigned = strings.Contains(strings.ToLower(columnType), " unsigned")
+	case "float", "double":
+		info.float = true
+		// A plain FLOAT or DOUBLE has no scale (NULL): printed in %g form.
+		if scale.Valid && strings.Contains(columnType, ",") {
+			info.scale = int(scale.Int64)
+		}
+	case "timestamp":
+		info.timestamp = true
+	}
+	return info
 }
 
 // decodeText converts s from the source's character set charset to UTF-8.
