@@ -40,9 +40,12 @@
 // again with the same keys, and allot answers them from its key table
 // without applying them: nothing is lost, nothing is applied twice. After a
 // kill -9 of allot, the ingester retries the unacknowledged op with the
-// same key until allot is back. The window this holds for is allot's key
-// retention (24 h by default): an ingester stopped longer than that must
-// start from a fresh snapshot (delete its state file).
+// same key until allot is back. A lost connection to the source is retried
+// until the source is back, each failed attempt logged and counted, and the
+// binlog read again from the last acknowledged transaction. The window
+// this holds for is allot's key retention (24 h by default): an ingester
+// stopped longer than that must start from a fresh snapshot (delete its
+// state file).
 //
 // Lag (the source's commit time, from the event header, to the moment
 // allot acknowledged the op: the record is then searchable) and the

@@ -18,6 +18,12 @@ type Metrics struct {
 	Retries    atomic.Int64 // sends repeated after an error
 	Snapshot   atomic.Int64 // rows read by the snapshot
 	Checkpoint atomic.Int64 // checkpoints written
+	// Reconnects counts binlog streams started again after the
+	// connection to the source was lost; ReconnectFailures the attempts
+	// that failed. Connected is whether the binlog stream is up.
+	Reconnects        atomic.Int64
+	ReconnectFailures atomic.Int64
+	Connected         atomic.Bool
 
 	mu       sync.Mutex
 	file     string
@@ -66,6 +72,13 @@ func (m *Metrics) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "# HELP allot_ingest_retries_total Sends repeated after an error.\n# TYPE allot_ingest_retries_total counter\nallot_ingest_retries_total %d\n", m.Retries.Load())
 	fmt.Fprintf(w, "# HELP allot_ingest_snapshot_rows_total Rows read by the initial snapshot.\n# TYPE allot_ingest_snapshot_rows_total counter\nallot_ingest_snapshot_rows_total %d\n", m.Snapshot.Load())
 	fmt.Fprintf(w, "# HELP allot_ingest_checkpoints_total Checkpoints written.\n# TYPE allot_ingest_checkpoints_total counter\nallot_ingest_checkpoints_total %d\n", m.Checkpoint.Load())
+	connected := 0
+	if m.Connected.Load() {
+		connected = 1
+	}
+	fmt.Fprintf(w, "# HELP allot_ingest_source_connected 1 while the binlog stream from the source is up, 0 while the ingester reconnects.\n# TYPE allot_ingest_source_connected gauge\nallot_ingest_source_connected %d\n", connected)
+	fmt.Fprintf(w, "# HELP allot_ingest_reconnects_total Binlog streams started again after the connection to the source was lost.\n# TYPE allot_ingest_reconnects_total counter\nallot_ingest_reconnects_total %d\n", m.Reconnects.Load())
+	fmt.Fprintf(w, "# HELP allot_ingest_reconnect_failures_total Attempts to reconnect to the source that failed (each is logged).\n# TYPE allot_ingest_reconnect_failures_total counter\nallot_ingest_reconnect_failures_total %d\n", m.ReconnectFailures.Load())
 	fmt.Fprintf(w, "# HELP allot_ingest_lag_seconds Source commit to acknowledged in allot (searchable), last row; the source stamps events in whole seconds.\n# TYPE allot_ingest_lag_seconds gauge\nallot_ingest_lag_seconds %g\n", last)
 	fmt.Fprintf(w, "# HELP allot_ingest_lag_seconds_max Largest lag so far.\n# TYPE allot_ingest_lag_seconds_max gauge\nallot_ingest_lag_seconds_max %g\n", largest)
 	fmt.Fprintf(w, "# HELP allot_ingest_lag_seconds_sum Sum and count of lags, for a mean.\n# TYPE allot_ingest_lag_seconds_sum counter\nallot_ingest_lag_seconds_sum %g\nallot_ingest_lag_seconds_count %d\n", sum, count)

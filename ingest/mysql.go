@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -654,7 +656,7 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 	if err := in.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err == nil && strings.Contains(strings.ToLower(version), "mariadb") {
 		flavor = mysql.MariaDBFlavor
 	}
-	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
+	scfg := replication.BinlogSyncerConfig{
 		ServerID:        in.cfg.ServerID,
 		Flavor:          flavor,
 		Host:            in.src.host,
@@ -667,16 +669,32 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 		TimestampStringLocation: in.tz,
 		ReadTimeout:             10 * time.Second,
 		Logger:                  log.NewDefault(&log.NullHandler{}),
-	})
-	defer syncer.Close()
+		// go-mysql would reconnect by itself, silently, at the last event
+		// it read, which may be inside a transaction: the ingester
+		// reconnects itself (reconnect), from its last committed position.
+		DisableRetrySync: true,
+	}
 	// The binlog streamer also logs a failure to the library's global
 	// logger ("[error] binlogstreamer.go:78 close sync with err"), beside
 	// returning it to GetEvent, where the ingester reports it itself.
 	quietLibrary.Do(func() { log.SetDefaultLogger(log.NewDefault(&log.NullHandler{})) })
-	streamer, err := syncer.StartSync(mysql.Position{Name: cp.File, Pos: cp.Pos})
+	var syncer *replication.BinlogSyncer
+	start := func(at Checkpoint) (*replication.BinlogStreamer, error) {
+		if syncer != nil {
+			syncer.Close()
+		}
+		syncer = replication.NewBinlogSyncer(scfg)
+		return syncer.StartSync(mysql.Position{Name: at.File, Pos: at.Pos})
+	}
+	defer func() { syncer.Close() }()
+	streamer, err := start(cp)
 	if err != nil {
 		return fmt.Errorf("ingest: starting the binlog stream at %s:%d: %w", cp.File, cp.Pos, err)
 	}
+	in.Metrics.Connected.Store(true)
+	defer in.Metrics.Connected.Store(false)
+	started := time.Now()
+	var pause time.Duration
 	file := cp.File
 	saved := cp
 	lastSave := time.Now()
@@ -716,7 +734,17 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 				return fmt.Errorf("ingest: the source cannot send its binlog from the checkpoint %s:%d (%w): if that binlog was purged (binlog_expire_logs_seconds) or reset, the changes since are lost to the ingester; start from a new snapshot (remove the state file %s)",
 					pending.File, pending.Pos, err, in.cfg.StateFile)
 			}
-			return fmt.Errorf("ingest: reading the binlog after %s:%d: %w", pending.File, pending.Pos, err)
+			if !lostConnection(err) {
+				return fmt.Errorf("ingest: reading the binlog after %s:%d: %w", pending.File, pending.Pos, err)
+			}
+			if err := save(true); err != nil { // the wait for the source may be long
+				return err
+			}
+			if streamer, err = in.reconnect(ctx, start, pending, err, &started, &pause); err != nil {
+				return err
+			}
+			file = pending.File
+			continue
 		}
 		switch e := ev.Event.(type) {
 		case *replication.RotateEvent:
@@ -745,6 +773,74 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 		if err := save(false); err != nil {
 			return err
 		}
+	}
+}
+
+// Pauses between two attempts to reconnect to the source: doubling from
+// reconnectPauseMin up to reconnectPauseMax, the rate failed attempts are
+// logged at.
+const (
+	reconnectPauseMin = 100 * time.Millisecond
+	reconnectPauseMax = 5 * time.Second
+)
+
+// lostConnection tells whether err, from the binlog stream, is the
+// connection to the source failing (closed, reset, timed out: go-mysql's
+// ErrBadConn), or the source's server ending the stream as it stops or
+// kills the connection; not an event the ingester cannot parse, nor
+// another error the source sends.
+func lostConnection(err error) bool {
+	var me *mysql.MyError
+	if errors.As(err, &me) {
+		switch me.Code {
+		case mysql.ER_SERVER_SHUTDOWN, mysql.ER_QUERY_INTERRUPTED, 1927: // 1927: MariaDB's ER_CONNECTION_KILLED
+			return true
+		}
+		return false
+	}
+	var ne net.Error
+	return errors.Is(err, mysql.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne)
+}
+
+// reconnect starts the binlog stream again after the connection to the
+// source was lost (cause), at the last transaction boundary whose rows
+// allot acknowledged: never inside a transaction, whose later rows events
+// would depend on table maps read on the lost connection. Rows it had sent
+// since are sent again with the keys they had, which allot answers without
+// applying them. It tries until the source takes the stream or ctx ends
+// (README: retried forever), pausing between attempts
+// as *pause says (reset when the last stream, started at *started, ran
+// reconnectPauseMax or longer), and logs and counts each failed attempt.
+func (in *Ingester) reconnect(ctx context.Context, start func(Checkpoint) (*replication.BinlogStreamer, error), at Checkpoint, cause error, started *time.Time, pause *time.Duration) (*replication.BinlogStreamer, error) {
+	in.Metrics.Connected.Store(false)
+	if time.Since(*started) >= reconnectPauseMax {
+		*pause = 0
+	}
+	in.logf("the binlog stream from the source broke (%v): reconnecting, to read it again from the last committed transaction, %s:%d", cause, at.File, at.Pos)
+	for attempt := 1; ; attempt++ {
+		if *pause > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(*pause):
+			}
+		}
+		*pause = min(max(2**pause, reconnectPauseMin), reconnectPauseMax)
+		streamer, err := start(at)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err == nil {
+			in.Metrics.Reconnects.Add(1)
+			in.Metrics.Connected.Store(true)
+			*started = time.Now()
+			if attempt > 1 {
+				in.logf("reconnected to the source after %d attempts: reading the binlog from %s:%d", attempt, at.File, at.Pos)
+			}
+			return streamer, nil
+		}
+		in.Metrics.ReconnectFailures.Add(1)
+		in.logf("reconnecting to the source failed (attempt %d): %v; trying again in %v, until it is back", attempt, err, *pause)
 	}
 }
 
