@@ -98,7 +98,7 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.storeName, "store", "embedded", "the store to run (see Stores above)")
 	fs.StringVar(&f.stores, "stores", "", "comma-separated stores to run one after another on the same ops, or 'all' (every registered store but the deliberately wrong naive-* controls); overrides --store")
 	fs.IntVar(&f.workers, "workers", bench.WorkersDefault, "number of sessions issuing ops at once (open loop: the most ops in flight)")
-	fs.StringVar(&f.durability, "durability", "fsync", "fsync, write or none (see DESIGN.md for what each means per store); a comma list runs each")
+	fs.StringVar(&f.durability, "durability", "fsync", "fsync, write or none (README's durability table says what each means per store); a comma list runs each")
 	fs.StringVar(&f.dataDir, "data", "", "data directory of the embedded store (default: a temporary one, removed after the run)")
 	fs.StringVar(&f.opsFile, "ops-file", "", "replay this op file (from 'allot gen') instead of generating; excludes --preset, --rows, --ops, --skus, --seed")
 	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON object per store run on standard output instead of the table")

@@ -31,7 +31,7 @@ func runIngest(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stdout, "Usage: allot ingest mysql [flags]   (see allot ingest mysql --help)")
 			return nil
 		}
-		return &exitError{code: 2, msg: "allot ingest: the only source is mysql: allot ingest mysql [flags]"}
+		return &exitError{code: 2, msg: "the only source is mysql: allot ingest mysql [flags]"}
 	}
 	fs := newFlagSet("ingest mysql", "[flags]",
 		"Follows a MySQL or MariaDB table into allot's catalog: a consistent\n"+
@@ -42,7 +42,10 @@ func runIngest(args []string, stdout, stderr io.Writer) error {
 			"(of either side, kill -9 included) loses nothing and applies nothing twice.\n"+
 			"With binlog_row_metadata=FULL rows are mapped by their column names and\n"+
 			"an ALTER TABLE is followed; without it an ALTER TABLE of the table stops\n"+
-			"the ingester, and TRUNCATE, DROP or RENAME of it always does (README).", stderr)
+			"the ingester, and TRUNCATE, DROP, RENAME, CREATE OR REPLACE, DROP DATABASE\n"+
+			"and an ALTER that moves partitions or tablespaces always do (README). A\n"+
+			"lost connection to the source is retried forever from the last committed\n"+
+			"transaction, each failure logged.", stderr)
 	var cfg ingest.Config
 	var attrs string
 	var serverID uint

@@ -35,9 +35,9 @@ func init() {
 }
 
 const serveAbout = `Serves the engine over RESP (any Redis client, redis-cli, pipelining) and
-HTTP/JSON, as the wire contract in DESIGN.md says. Binds loopback by default;
-a non-loopback address needs --requirepass (RESP AUTH and an HTTP bearer
-token) or --insecure.
+HTTP/JSON (the HTTP API: GET /openapi.json, also docs/openapi.json; the
+commands: README). Binds loopback by default; a non-loopback address needs
+--requirepass (RESP AUTH and an HTTP bearer token) or --insecure.
 
 Every flag can also be set by the environment variable named in its help;
 a flag given on the command line wins. SIGTERM or SIGINT stops accepting,

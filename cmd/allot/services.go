@@ -40,7 +40,7 @@ func runServices(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("services", "up|down|status [flags] [NAME...]", servicesAbout, stderr)
 	cfg := services.Config{Log: stdout}
 	fs.StringVar(&cfg.Dir, "dir", "", "directory holding one folder per server (default <module root>/.allot/services)")
-	durability := fs.String("durability", "", "fsync, write or none: the servers' durability (see DESIGN.md); empty keeps a running server's and starts new ones in fsync")
+	durability := fs.String("durability", "", "fsync, write or none: the servers' durability (README's durability table); empty keeps a running server's and starts new ones in fsync")
 	fs.DurationVar(&cfg.Timeout, "timeout", 2*time.Minute, "how long to wait for one server to answer after a start or to exit after a stop")
 	for _, a := range args {
 		if a == "-h" || a == "--help" || a == "-help" {

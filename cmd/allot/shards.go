@@ -70,8 +70,13 @@ func runShards(args []string, stdout, stderr io.Writer) error {
 	defer cancel()
 	switch sub {
 	case "init":
-		if count == 0 {
+		given := false
+		fs.Visit(func(f *flag.Flag) { given = given || f.Name == "count" })
+		if !given {
 			return &exitError{code: 2, msg: "--count is required"}
+		}
+		if count < 1 || count > cluster.ShardsMax {
+			return &exitError{code: 2, msg: fmt.Sprintf("--count must be 1 to %d, got %d", cluster.ShardsMax, count)}
 		}
 		m, err := cluster.CreateShardMap(ctx, *urls, count)
 		if err != nil {

@@ -14,7 +14,7 @@ func TestShardsBadInput(t *testing.T) {
 		{[]string{"shards"}, "want a subcommand"},
 		{[]string{"shards", "split"}, `unknown subcommand "split"`},
 		{[]string{"shards", "init"}, "--count is required"},
-		{[]string{"shards", "init", "--count", "0", "--cluster", "nats://127.0.0.1:1"}, "--count is required"},
+		{[]string{"shards", "init", "--count", "0", "--cluster", "nats://127.0.0.1:1"}, "--count must be 1 to 256, got 0"},
 		{[]string{"shards", "show", "extra"}, `unexpected argument "extra"`},
 	} {
 		var stdout, stderr bytes.Buffer
