@@ -35,11 +35,16 @@ type Bound struct {
 	FsyncP50MS   float64 `json:"fsync_p50_ms"`
 	FsyncSamples int     `json:"fsync_samples"`
 	// RTTP50MS is the median PING round trip with the store's own client,
-	// Workers sessions pinging at once; 0 for a store without
-	// store.Pinger (in-process stores).
+	// Workers sessions pinging at once; 0 when not measured: a store in
+	// the bench's process has no round trip (InProcess), a server store
+	// whose sessions have no store.Pinger (PostgreSQL, MariaDB, dtm,
+	// RabbitMQ) one the bench cannot time.
 	RTTP50MS   float64 `json:"rtt_p50_ms,omitempty"`
 	RTTSamples int     `json:"rtt_samples,omitempty"`
-	Workers    int     `json:"workers"`
+	// InProcess: the store runs in the bench's process (its
+	// store.ServerProcess is the bench's pid), so there is no round trip.
+	InProcess bool `json:"in_process,omitempty"`
+	Workers   int  `json:"workers"`
 	// InFlight is the ops the run keeps in flight: Workers x the run's
 	// pipeline depth (Workers at depth 1).
 	InFlight int `json:"in_flight"`
@@ -63,7 +68,9 @@ const (
 // MeasureBound measures fdatasync in dir (a temporary directory when
 // empty) and, when st's sessions are store.Pinger, the round trip of
 // workers sessions pinging at once; the run keeps pipeline ops in flight
-// per worker.
+// per worker. A nil st is a store with no inventory sessions to ping on
+// (one that does not run the reservation workload): the round trip is
+// not measured.
 func MeasureBound(ctx context.Context, st store.Store, dir string, workers, pipeline int) (*Bound, error) {
 	if workers < 1 {
 		return nil, fmt.Errorf("bench: bound: workers must be positive, got %d", workers)
@@ -76,17 +83,33 @@ func MeasureBound(ctx context.Context, st store.Store, dir string, workers, pipe
 		return nil, err
 	}
 	b := &Bound{Dir: dir, FsyncP50MS: millis(fsync), FsyncSamples: BoundFsyncSamples, Workers: workers, InFlight: workers * pipeline}
-	rtt, n, err := MeasureRTT(ctx, st, workers, BoundRTTSamples)
-	if err != nil {
-		return nil, err
+	var rtt time.Duration
+	if st != nil {
+		var n int
+		rtt, n, err = MeasureRTT(ctx, st, workers, BoundRTTSamples)
+		if err != nil {
+			return nil, err
+		}
+		b.RTTP50MS, b.RTTSamples = millis(rtt), n
+		b.InProcess = n == 0 && inProcess(ctx, st)
 	}
-	b.RTTP50MS, b.RTTSamples = millis(rtt), n
 	b.OpsPerSecFsync = float64(b.InFlight) / fsync.Seconds()
 	b.OpsPerSecFsyncRTT = float64(b.InFlight) / (fsync + rtt).Seconds()
 	return b, nil
 }
 
 func millis(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// inProcess reports whether st runs in the bench's process, as
+// StartServerMeter tells it: its store.ServerProcess is this process.
+func inProcess(ctx context.Context, st store.Store) bool {
+	sp, ok := st.(store.ServerProcess)
+	if !ok {
+		return false
+	}
+	pid, err := sp.ServerPID(ctx)
+	return err == nil && pid == os.Getpid()
+}
 
 // MeasureFsync writes n 4 KiB blocks, one after another, into a file
 // preallocated with zeros and synced first, and returns the median time of
@@ -220,9 +243,14 @@ func WriteBounds(w io.Writer, runs []Result) {
 			first = false
 		}
 		a, c := b.Share(r.OpsPerSec)
-		rtt := "no round trip (in-process)"
-		if b.RTTSamples > 0 {
+		var rtt string
+		switch {
+		case b.RTTSamples > 0:
 			rtt = fmt.Sprintf("rtt p50 %.3f ms", b.RTTP50MS)
+		case b.InProcess:
+			rtt = "no round trip (in-process)"
+		default:
+			rtt = "round trip not measured (the store has no PING)"
 		}
 		fmt.Fprintf(w, "  %s: fdatasync p50 %.3f ms, %s; %d in flight: bound %.0f / %.0f ops/s; measured %.0f = %.0f%% / %.0f%%\n",
 			runLabel(r), b.FsyncP50MS, rtt, b.inFlight(), b.OpsPerSecFsync, b.OpsPerSecFsyncRTT, r.OpsPerSec, 100*a, 100*c)

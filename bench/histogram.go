@@ -66,21 +66,27 @@ func merge(parts []*latencyRecorder) merged {
 
 func nsToMS(v int64) float64 { return float64(v) / 1e6 }
 
-// latency returns the percentiles. The maximum is the exact one, not the
-// histogram's rounded bucket. The histogram answers a quantile with the top
-// of the bucket holding it, which can lie above every sample when the
-// slowest ones share the maximum's bucket; no percentile is above the
-// maximum, so each is capped at it.
-func (m merged) latency() Latency {
-	if m.h.TotalCount() == 0 {
+// latency returns the percentiles (LatencyOf).
+func (m merged) latency() Latency { return LatencyOf(m.h, m.max) }
+
+// LatencyOf returns the percentiles of h, a histogram of nanoseconds, and
+// maxNS, the exact maximum recorded beside it. Every workload computes its
+// figures here, so that the table, the JSON and the report agree. The
+// maximum is the exact one, not the histogram's rounded bucket. The
+// histogram answers a quantile with the top of the bucket holding it,
+// which can lie above every sample when the slowest ones share the
+// maximum's bucket; no percentile is above the maximum, so each is capped
+// at it. An empty histogram gives zeros.
+func LatencyOf(h *hdrhistogram.Histogram, maxNS int64) Latency {
+	if h.TotalCount() == 0 {
 		return Latency{}
 	}
-	at := func(q float64) float64 { return nsToMS(min(m.h.ValueAtQuantile(q), m.max)) }
+	at := func(q float64) float64 { return nsToMS(min(h.ValueAtQuantile(q), maxNS)) }
 	return Latency{
 		P50:  at(50),
 		P99:  at(99),
 		P999: at(99.9),
-		Max:  nsToMS(m.max),
+		Max:  nsToMS(maxNS),
 	}
 }
 

@@ -516,7 +516,12 @@ func (s *Service) execute(ctx context.Context, r *run) {
 		}
 	}
 	s.persist(r)
-	fmt.Fprintf(s.cfg.Log, "allot bench serve: run %s %s %s\n", r.rec.ID, r.rec.State, r.rec.Error)
+	// The error after the state, unless it only repeats it ("cancelled").
+	end := r.rec.State
+	if r.rec.Error != "" && r.rec.Error != r.rec.State {
+		end += ": " + r.rec.Error
+	}
+	fmt.Fprintf(s.cfg.Log, "allot bench serve: run %s %s\n", r.rec.ID, end)
 	close(r.done)
 	for ch := range r.subs {
 		close(ch)

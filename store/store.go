@@ -169,6 +169,19 @@ type Registration struct {
 	// Config.Addr (the bench starts one itself only for its kill audit);
 	// `--stores all` leaves it out.
 	AddrRequired bool
+	// Workloads names the bench workloads the store can run ("ims", the
+	// reservation workload, and the kinds "checkout", "order", "rw",
+	// "kv", "search"), for a store that cannot run them all; nil means
+	// every one. `--stores all` runs a workload on the stores that run
+	// it. A store named explicitly is run anyway, and the workload fails
+	// saying what the store lacks.
+	Workloads []string
+}
+
+// Runs reports whether the store runs the bench workload named workload
+// (Workloads).
+func (r Registration) Runs(workload string) bool {
+	return r.Workloads == nil || slices.Contains(r.Workloads, workload)
 }
 
 // ErrUnknown is returned by Open for a name nobody registered.

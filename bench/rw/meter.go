@@ -129,12 +129,7 @@ func (m *Meter) Fill(res *bench.Result) error {
 		maxNS = max(maxNS, w.max)
 	}
 	if h.TotalCount() > 0 {
-		res.LatencyMS = bench.Latency{
-			P50:  float64(h.ValueAtQuantile(50)) / 1e6,
-			P99:  float64(h.ValueAtQuantile(99)) / 1e6,
-			P999: float64(h.ValueAtQuantile(99.9)) / 1e6,
-			Max:  float64(maxNS) / 1e6,
-		}
+		res.LatencyMS = bench.LatencyOf(h, maxNS)
 	}
 	enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 	if err != nil {

@@ -248,10 +248,7 @@ func (r *run) fill(res *bench.Result, cfg bench.RunConfig) {
 		maxNS = max(maxNS, r.maxNS[i])
 	}
 	if h.TotalCount() > 0 {
-		res.LatencyMS = bench.Latency{
-			P50: float64(h.ValueAtQuantile(50)) / 1e6, P99: float64(h.ValueAtQuantile(99)) / 1e6,
-			P999: float64(h.ValueAtQuantile(99.9)) / 1e6, Max: float64(maxNS) / 1e6,
-		}
+		res.LatencyMS = bench.LatencyOf(h, maxNS)
 		if b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
 			res.Histogram, res.HistogramUnit = string(b), "ns"
 		}

@@ -96,7 +96,7 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 		f.kind.RegisterFlags(fs)
 	}
 	fs.StringVar(&f.storeName, "store", "embedded", "the store to run (see Stores above)")
-	fs.StringVar(&f.stores, "stores", "", "comma-separated stores to run one after another on the same ops, or 'all' (every registered store but the deliberately wrong naive-* controls); overrides --store")
+	fs.StringVar(&f.stores, "stores", "", "comma-separated stores to run one after another on the same ops, or 'all' (every registered store that runs the --workload, but the deliberately wrong naive-* controls and allot-cluster, which needs --addr); overrides --store")
 	fs.IntVar(&f.workers, "workers", bench.WorkersDefault, "number of sessions issuing ops at once (open loop: the most ops in flight)")
 	fs.StringVar(&f.durability, "durability", "fsync", "fsync, write or none (README's durability table says what each means per store); a comma list runs each")
 	fs.StringVar(&f.dataDir, "data", "", "data directory of the embedded store (default: a temporary one, removed after the run)")
@@ -279,9 +279,11 @@ func (f *benchFlags) job() (*benchJob, error) {
 	// Stores.
 	names := []string{f.storeName}
 	if f.stores == "all" {
+		// Every store that runs the workload (what its registration
+		// declares), but the controls and the stores that need --addr.
 		names = nil
 		for _, r := range store.Registered() {
-			if !strings.HasPrefix(r.Name, "naive") && !r.AddrRequired {
+			if !strings.HasPrefix(r.Name, "naive") && !r.AddrRequired && r.Runs(f.kindName) {
 				names = append(names, r.Name)
 			}
 		}

@@ -82,6 +82,8 @@ func init() {
 		About:  "dtm " + "v1.17.3" + " sagas on Redis: one step per group, action = a capture script, compensation = a release script (order workload only)",
 		Server: store.ServerDTM,
 		Open:   Open,
+		// Its sessions make orders only (see OrdersOnly).
+		Workloads: []string{"order"},
 	})
 }
 

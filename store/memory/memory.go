@@ -14,6 +14,8 @@ func init() {
 		Name:  "memory",
 		About: "the state machine behind one mutex, in-process: the bench's overhead baseline (not durable)",
 		Open:  Open,
+		// No records, catalog or checkout: captures and releases only.
+		Workloads: []string{"ims"},
 	})
 }
 

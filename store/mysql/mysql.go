@@ -46,6 +46,8 @@ func init() {
 		Open: func(ctx context.Context, cfg store.Config) (store.Store, error) {
 			return Open(ctx, cfg, Options{Engine: MyISAM})
 		},
+		// Holds and orders need transactions, which MyISAM has not.
+		Workloads: []string{"ims", "search", "rw", "kv"},
 	})
 }
 

@@ -39,6 +39,8 @@ func init() {
 		Open: func(ctx context.Context, cfg store.Config) (store.Store, error) {
 			return Open(ctx, cfg)
 		},
+		// A queue holds messages, not rows or records to modify in place.
+		Workloads: []string{"rw"},
 	})
 }
 
