@@ -139,6 +139,10 @@ type Result struct {
 	Error string `json:"error,omitempty"`
 	// Examples are the first few findings, for a reader to look at.
 	Examples []string `json:"examples,omitempty"`
+	// Cleanup says what the audit could not remove after it, and where.
+	// It changes neither the verdict nor Failed: the counts stand, and it
+	// concerns disk, not the next audit, which starts afresh.
+	Cleanup string `json:"cleanup,omitempty"`
 }
 
 // MarshalJSON writes the counts with the verdict and whether the audit

@@ -28,6 +28,9 @@ func WriteTable(w io.Writer, results []*Result) error {
 		for _, e := range r.Examples {
 			fmt.Fprintf(w, "%s %s: %s\n", r.Store, r.Durability, e)
 		}
+		if r.Cleanup != "" {
+			fmt.Fprintf(w, "%s %s: cleanup: %s\n", r.Store, r.Durability, r.Cleanup)
+		}
 	}
 	return nil
 }

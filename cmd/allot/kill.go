@@ -70,7 +70,7 @@ func (j *benchJob) runKill(ctx context.Context) error {
 }
 
 // killOne audits one store in one mode.
-func (j *benchJob) killOne(ctx context.Context, name string, d store.Durability, started *[]string) *kill.Result {
+func (j *benchJob) killOne(ctx context.Context, name string, d store.Durability, started *[]string) (res *kill.Result) {
 	failed := func(err error) *kill.Result {
 		return &kill.Result{Store: name, Durability: string(d), Error: err.Error()}
 	}
@@ -106,7 +106,14 @@ func (j *benchJob) killOne(ctx context.Context, name string, d store.Durability,
 		if err != nil {
 			return failed(err)
 		}
-		defer c.close()
+		defer func() {
+			// What the audit could not remove is the result's, so that the
+			// table (printed with --quiet too) and --json say it.
+			if err := c.cleanup(); err != nil {
+				fmt.Fprintf(c.log, "allot-cluster: %v\n", err)
+				res.Cleanup = err.Error()
+			}
+		}()
 		cfg.Server = c
 		cfg.Open = func(ctx context.Context) (store.Store, error) {
 			return c.open(ctx, j.f.workers, j.f.openTimeout)

@@ -428,18 +428,80 @@ func (c *clusterServer) logTails() string {
 	return b.String()
 }
 
+// clusterCleanup bounds how long close waits for the audit's JetStream
+// to delete the shard: after a NATS node was paused or killed, its meta
+// leader may take seconds to be elected again and caught up, and until
+// then every delete is refused ("JetStream system temporarily
+// unavailable") or unanswered. A variable for a test.
+var clusterCleanup = 30 * time.Second
+
+// clusterCleanupTry bounds one attempt, so that a request sent to a node
+// that does not answer yet is sent again (the connection moves on to a
+// node that does).
+const clusterCleanupTry = 5 * time.Second
+
 // close stops the nodes, deletes the shard's JetStream resources and its
-// data directories. The NATS cluster stays up for the next audit; the
-// caller stops it at the end (stopKillServers).
+// data directories, saying in the audit's log what it could not remove.
+// The NATS cluster stays up for the next audit; the caller stops it at the
+// end (stopKillServers).
 func (c *clusterServer) close() {
+	if err := c.cleanup(); err != nil {
+		fmt.Fprintf(c.log, "allot-cluster: %v\n", err)
+	}
+}
+
+// cleanup is close returning what it left behind (nil when nothing). A
+// second call does nothing.
+func (c *clusterServer) cleanup() error {
 	for _, n := range c.nodes {
 		n.kill()
 	}
+	var err error
 	if c.in != nil {
-		if err := c.in.DeleteShard(context.Background()); err != nil {
-			fmt.Fprintf(c.log, "allot-cluster: deleting shard %s: %v\n", c.shard, err)
-		}
+		err = c.deleteShard()
 		c.in.Close()
+		c.in = nil
 	}
 	os.RemoveAll(c.dir)
+	return err
+}
+
+// deleteShard deletes the shard's stream, lease bucket and snapshot store,
+// trying again until JetStream answers (clusterCleanup at most). Deleting
+// is idempotent (what is gone already counts as deleted), and every error
+// is retried: none of them is final while the cluster recovers, and the
+// bound caps what a lasting one costs.
+func (c *clusterServer) deleteShard() error {
+	ctx, cancel := context.WithTimeout(context.Background(), clusterCleanup)
+	defer cancel()
+	// The last fault's node is continued or restarted if the audit stopped
+	// before its round's Start did (an interrupted or failed round): a
+	// cluster missing a node elects a meta leader slowly or not at all.
+	// Up is idempotent, and its error only matters if deleting fails. It is
+	// not asked for a durability: the audit's Up set it already.
+	up := c.up
+	up.Durability = ""
+	upErr := services.Up(ctx, up, services.NATS)
+	var err error
+	for {
+		tctx, tcancel := context.WithTimeout(ctx, clusterCleanupTry)
+		err = c.in.DeleteShard(tctx)
+		tcancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if upErr != nil {
+		err = errors.Join(err, upErr)
+	}
+	where := filepath.Join(c.up.Dir, "nats-*", "jetstream")
+	return fmt.Errorf("shard %s not deleted: the audit's JetStream refused or did not answer for %v (%s); "+
+		"its stream, lease bucket and snapshot store (the JetStream streams whose names contain %s) may remain in %s; "+
+		"they change nothing for later audits (each makes a shard of its own) but take disk: "+
+		"to remove them, delete %s once no audit runs (the audit stops that NATS cluster when it ends)",
+		c.shard, clusterCleanup, strings.ReplaceAll(err.Error(), "\n", "; "), c.shard, where, where)
 }
