@@ -3,7 +3,6 @@ package mysql_test
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -18,75 +17,8 @@ import (
 	"allot/services/servicestest"
 	"allot/store"
 	"allot/store/mysql"
+	"allot/store/storetest"
 )
-
-// audit10Catalog is n records whose titles start with a few words shared
-// by every tag, in mixed case and with letters outside ASCII, and whose
-// SKUs and titles carry tag, so that an answer tells whose records it
-// holds.
-func audit10Catalog(tag string, n int) ([]catalog.Record, []inventory.Row) {
-	words := []string{"Straße", "STRASSE", "über", "Über", "ſoft", "Soft", "café", "CAFÉ"}
-	recs := make([]catalog.Record, n)
-	var rows []inventory.Row
-	for i := range recs {
-		sku := fmt.Sprintf("%s-%05d", tag, i)
-		recs[i] = catalog.Record{SKU: sku, Title: fmt.Sprintf("%s %s %d", words[i%len(words)], tag, i), Brand: []string{"Acme", "Über", "soft"}[i%3]}
-		if i%4 != 0 {
-			rows = append(rows, inventory.Row{Key: inventory.RowKey{SKU: sku, Warehouse: "w1", Condition: "new", Source: "own"}, Count: int64(i % 17)})
-		}
-	}
-	return recs, rows
-}
-
-var audit10Queries = []catalog.Query{
-	{Prefix: "s", Limit: 50},
-	{Prefix: "STRASSE", Offset: 10, Limit: 20},
-	{Prefix: "ÜBER", Brand: "ü", Limit: 30},
-	{Prefix: "soft", Offset: 3, Limit: 7},
-	{Prefix: "Café", Brand: "ACME", Offset: 5, Limit: 1000},
-	{Prefix: "c", Limit: 1000},
-}
-
-// audit10SessionDiff runs the queries on se and returns the first
-// difference from the reference's answers over recs and rows, or "".
-func audit10SessionDiff(ctx context.Context, se store.Session, recs []catalog.Record, rows []inventory.Row) (string, error) {
-	ref := catalog.New()
-	for _, r := range recs {
-		if d := ref.Set(r); d != "" {
-			return "", fmt.Errorf("record %s: %s", r.SKU, d)
-		}
-	}
-	units := store.SKUUnits(rows)
-	for _, q := range audit10Queries {
-		want, d := ref.Search(q, func(sku string) int64 { return units[sku] }, nil)
-		if d != "" {
-			return "", fmt.Errorf("query %+v: %s", q, d)
-		}
-		got, err := se.(store.SearchSession).Search(ctx, q, nil)
-		if err != nil {
-			return fmt.Sprintf("query %+v: %v", q, err), nil
-		}
-		if len(got) != len(want) {
-			return fmt.Sprintf("query %+v: %d results, want %d (first %+v)", q, len(got), len(want), got[:min(1, len(got))]), nil
-		}
-		for i := range got {
-			if got[i] != want[i] {
-				return fmt.Sprintf("query %+v: result %d is %+v, want %+v", q, i, got[i], want[i]), nil
-			}
-		}
-	}
-	return "", nil
-}
-
-// audit10SearchDiff is audit10SessionDiff on a new session of st.
-func audit10SearchDiff(ctx context.Context, st store.Store, recs []catalog.Record, rows []inventory.Row) (string, error) {
-	se, err := st.Session(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer se.Close()
-	return audit10SessionDiff(ctx, se, recs, rows)
-}
 
 func audit10DB(t *testing.T) *sql.DB {
 	t.Helper()
@@ -178,14 +110,14 @@ func testCatalogsLoadedAtOnce(t *testing.T, e mysql.Engine, table string) {
 	before := audit10Tables(t, ctx, db, prefix)
 
 	// A search before any load says so.
-	if d, err := audit10SearchDiff(ctx, a, nil, nil); err != nil {
+	if d, err := storetest.SearchDiff(ctx, a, nil, nil); err != nil {
 		t.Fatal(err)
 	} else if !strings.Contains(d, "no catalog loaded") {
 		t.Errorf("a search before any load: %q, want an error saying no catalog is loaded", d)
 	}
 
-	recsA, rowsA := audit10Catalog("a", 6000)
-	recsB, rowsB := audit10Catalog("b", 4000)
+	recsA, rowsA := storetest.TaggedCatalog("a", 6000)
+	recsB, rowsB := storetest.TaggedCatalog("b", 4000)
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	wg.Add(2)
@@ -199,7 +131,7 @@ func testCatalogsLoadedAtOnce(t *testing.T, e mysql.Engine, table string) {
 	}
 	check := func(name string, st store.Store, recs []catalog.Record, rows []inventory.Row) {
 		t.Helper()
-		d, err := audit10SearchDiff(ctx, st, recs, rows)
+		d, err := storetest.SearchDiff(ctx, st, recs, rows)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,7 +148,7 @@ func testCatalogsLoadedAtOnce(t *testing.T, e mysql.Engine, table string) {
 		t.Fatal(err)
 	}
 	defer kept.Close()
-	if d, err := audit10SessionDiff(ctx, kept, recsA, rowsA); err != nil {
+	if d, err := storetest.SessionSearchDiff(ctx, kept, recsA, rowsA); err != nil {
 		t.Fatal(err)
 	} else if d != "" {
 		t.Errorf("store a, a session before the reload: %s", d)
@@ -231,7 +163,7 @@ func testCatalogsLoadedAtOnce(t *testing.T, e mysql.Engine, table string) {
 	}
 	check("a (reloaded)", a, recsA[:3000], rowsA)
 	check("b", b, recsB, rowsB)
-	if d, err := audit10SessionDiff(ctx, kept, recsA[:3000], rowsA); err != nil {
+	if d, err := storetest.SessionSearchDiff(ctx, kept, recsA[:3000], rowsA); err != nil {
 		t.Fatal(err)
 	} else if d != "" {
 		t.Errorf("store a, a session opened before the reload, searched after it: %s", d)
@@ -241,7 +173,7 @@ func testCatalogsLoadedAtOnce(t *testing.T, e mysql.Engine, table string) {
 	// batch) leaves no table behind, and the catalog loaded before still
 	// answers.
 	loaded := audit10Tables(t, ctx, db, prefix)
-	bad, badRows := audit10Catalog("c", 2500)
+	bad, badRows := storetest.TaggedCatalog("c", 2500)
 	bad[2400].SKU = bad[10].SKU
 	if err := a.LoadCatalog(ctx, bad, badRows); err == nil {
 		t.Error("a load with a repeated SKU succeeded")
@@ -253,7 +185,7 @@ func testCatalogsLoadedAtOnce(t *testing.T, e mysql.Engine, table string) {
 
 	// So does a load whose context ends part way, its connection then
 	// broken: the new table must be dropped on another.
-	big, bigRows := audit10Catalog("d", 60000)
+	big, bigRows := storetest.TaggedCatalog("d", 60000)
 	cctx, cancel := context.WithTimeout(ctx, 40*time.Millisecond)
 	err = a.LoadCatalog(cctx, big, bigRows)
 	cancel()

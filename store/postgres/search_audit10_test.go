@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -15,70 +14,8 @@ import (
 	"allot/services/servicestest"
 	"allot/store"
 	"allot/store/postgres"
+	"allot/store/storetest"
 )
-
-// audit10Catalog is n records whose titles start with a few words shared
-// by every tag, in mixed case and with letters outside ASCII, and whose
-// SKUs and titles carry tag, so that an answer tells whose records it
-// holds.
-func audit10Catalog(tag string, n int) ([]catalog.Record, []inventory.Row) {
-	words := []string{"Straße", "STRASSE", "über", "Über", "ſoft", "Soft", "café", "CAFÉ"}
-	recs := make([]catalog.Record, n)
-	var rows []inventory.Row
-	for i := range recs {
-		sku := fmt.Sprintf("%s-%05d", tag, i)
-		recs[i] = catalog.Record{SKU: sku, Title: fmt.Sprintf("%s %s %d", words[i%len(words)], tag, i), Brand: []string{"Acme", "Über", "soft"}[i%3]}
-		if i%4 != 0 {
-			rows = append(rows, inventory.Row{Key: inventory.RowKey{SKU: sku, Warehouse: "w1", Condition: "new", Source: "own"}, Count: int64(i % 17)})
-		}
-	}
-	return recs, rows
-}
-
-var audit10Queries = []catalog.Query{
-	{Prefix: "s", Limit: 50},
-	{Prefix: "STRASSE", Offset: 10, Limit: 20},
-	{Prefix: "ÜBER", Brand: "ü", Limit: 30},
-	{Prefix: "soft", Offset: 3, Limit: 7},
-	{Prefix: "Café", Brand: "ACME", Offset: 5, Limit: 1000},
-	{Prefix: "c", Limit: 1000},
-}
-
-// audit10SearchDiff runs the queries on st and returns the first
-// difference from the reference's answers over recs and rows, or "".
-func audit10SearchDiff(ctx context.Context, st store.Store, recs []catalog.Record, rows []inventory.Row) (string, error) {
-	ref := catalog.New()
-	for _, r := range recs {
-		if d := ref.Set(r); d != "" {
-			return "", fmt.Errorf("record %s: %s", r.SKU, d)
-		}
-	}
-	units := store.SKUUnits(rows)
-	se, err := st.Session(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer se.Close()
-	for _, q := range audit10Queries {
-		want, d := ref.Search(q, func(sku string) int64 { return units[sku] }, nil)
-		if d != "" {
-			return "", fmt.Errorf("query %+v: %s", q, d)
-		}
-		got, err := se.(store.SearchSession).Search(ctx, q, nil)
-		if err != nil {
-			return fmt.Sprintf("query %+v: %v", q, err), nil
-		}
-		if len(got) != len(want) {
-			return fmt.Sprintf("query %+v: %d results, want %d (first %+v)", q, len(got), len(want), got[:min(1, len(got))]), nil
-		}
-		for i := range got {
-			if got[i] != want[i] {
-				return fmt.Sprintf("query %+v: result %d is %+v, want %+v", q, i, got[i], want[i]), nil
-			}
-		}
-	}
-	return "", nil
-}
 
 // audit10Schema is a schema of this test's own, dropped before and after,
 // so that the tables it finds there are those the test's stores left.
@@ -135,8 +72,8 @@ func TestCatalogsLoadedAtOnce(t *testing.T) {
 	}()
 	before := audit10Tables(t, ctx, admin)
 
-	recsA, rowsA := audit10Catalog("a", 6000)
-	recsB, rowsB := audit10Catalog("b", 4000)
+	recsA, rowsA := storetest.TaggedCatalog("a", 6000)
+	recsB, rowsB := storetest.TaggedCatalog("b", 4000)
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	wg.Add(2)
@@ -150,7 +87,7 @@ func TestCatalogsLoadedAtOnce(t *testing.T) {
 	}
 	check := func(name string, st store.Store, recs []catalog.Record, rows []inventory.Row) {
 		t.Helper()
-		d, err := audit10SearchDiff(ctx, st, recs, rows)
+		d, err := storetest.SearchDiff(ctx, st, recs, rows)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,69 +10,8 @@ import (
 	"allot/catalog"
 	"allot/inventory"
 	"allot/store"
+	"allot/store/storetest"
 )
-
-// testCatalog is n records whose titles start with one of a few words, in
-// mixed case and with letters outside ASCII, all different from another
-// catalog's (tag) so that answers tell whose records they are.
-func testCatalog(tag string, n int) ([]catalog.Record, []inventory.Row) {
-	words := []string{"Straße", "STRASSE", "über", "Über", "ſoft", "Soft", "café", "CAFÉ"}
-	recs := make([]catalog.Record, n)
-	var rows []inventory.Row
-	for i := range recs {
-		sku := fmt.Sprintf("%s-%05d", tag, i)
-		recs[i] = catalog.Record{SKU: sku, Title: fmt.Sprintf("%s %s %d", words[i%len(words)], tag, i), Brand: []string{"Acme", "Über", "soft"}[i%3]}
-		if i%4 != 0 {
-			rows = append(rows, inventory.Row{Key: inventory.RowKey{SKU: sku, Warehouse: "w1", Condition: "new", Source: "own"}, Count: int64(i % 17)})
-		}
-	}
-	return recs, rows
-}
-
-var testQueries = []catalog.Query{
-	{Prefix: "s", Limit: 50},
-	{Prefix: "STRASSE", Offset: 10, Limit: 20},
-	{Prefix: "ÜBER", Brand: "ü", Limit: 30},
-	{Prefix: "soft", Offset: 3, Limit: 7},
-	{Prefix: "Café", Brand: "ACME", Offset: 5, Limit: 1000},
-	{Prefix: "c", Limit: 1000},
-}
-
-// searchDiff runs testQueries on st and returns the first difference from
-// the reference's answers over recs and rows, or "".
-func searchDiff(ctx context.Context, st store.Store, recs []catalog.Record, rows []inventory.Row) (string, error) {
-	ref := catalog.New()
-	for _, r := range recs {
-		if d := ref.Set(r); d != "" {
-			return "", fmt.Errorf("record %s: %s", r.SKU, d)
-		}
-	}
-	units := store.SKUUnits(rows)
-	se, err := st.Session(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer se.Close()
-	for _, q := range testQueries {
-		want, d := ref.Search(q, func(sku string) int64 { return units[sku] }, nil)
-		if d != "" {
-			return "", fmt.Errorf("query %+v: %s", q, d)
-		}
-		got, err := se.(store.SearchSession).Search(ctx, q, nil)
-		if err != nil {
-			return fmt.Sprintf("query %+v: %v", q, err), nil
-		}
-		if len(got) != len(want) {
-			return fmt.Sprintf("query %+v: %d results, want %d", q, len(got), len(want)), nil
-		}
-		for i := range got {
-			if got[i] != want[i] {
-				return fmt.Sprintf("query %+v: result %d is %+v, want %+v", q, i, got[i], want[i]), nil
-			}
-		}
-	}
-	return "", nil
-}
 
 // catalogsAtOnce loads a catalog into each of two stores on the same
 // server at once, then loads the first again while the second searches,
@@ -83,8 +22,8 @@ func catalogsAtOnce(t *testing.T, newID func() string) string {
 	defer a.Close()
 	defer b.Close()
 	a.catalog.newID, b.catalog.newID = newID, newID
-	recsA, rowsA := testCatalog("a", 6000)
-	recsB, rowsB := testCatalog("b", 4000)
+	recsA, rowsA := storetest.TaggedCatalog("a", 6000)
+	recsB, rowsB := storetest.TaggedCatalog("b", 4000)
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	wg.Add(2)
@@ -101,7 +40,7 @@ func catalogsAtOnce(t *testing.T, newID func() string) string {
 		recs []catalog.Record
 		rows []inventory.Row
 	}{{a, recsA, rowsA}, {b, recsB, rowsB}} {
-		d, err := searchDiff(ctx, c.st, c.recs, c.rows)
+		d, err := storetest.SearchDiff(ctx, c.st, c.recs, c.rows)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +52,7 @@ func catalogsAtOnce(t *testing.T, newID func() string) string {
 	// searches.
 	reloaded := make(chan error, 1)
 	go func() { reloaded <- a.LoadCatalog(ctx, recsA[:3000], rowsA) }()
-	d, err := searchDiff(ctx, b, recsB, rowsB)
+	d, err := storetest.SearchDiff(ctx, b, recsB, rowsB)
 	if err := <-reloaded; err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +62,7 @@ func catalogsAtOnce(t *testing.T, newID func() string) string {
 	if d != "" {
 		return d
 	}
-	d, err = searchDiff(ctx, a, recsA[:3000], rowsA)
+	d, err = storetest.SearchDiff(ctx, a, recsA[:3000], rowsA)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +95,7 @@ func TestCatalogLeaseAndClose(t *testing.T) {
 	ctx := context.Background()
 	st := open(t).(*Store)
 	defer st.Close()
-	recs, rows := testCatalog("lease", 100)
+	recs, rows := storetest.TaggedCatalog("lease", 100)
 	if err := st.LoadCatalog(ctx, recs, rows); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package tarantool
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"sync"
 	"testing"
@@ -13,70 +12,8 @@ import (
 	"allot/catalog"
 	"allot/inventory"
 	"allot/store"
+	"allot/store/storetest"
 )
-
-// audit10Catalog is n records whose titles start with a few words shared
-// by every tag, in mixed case and with letters outside ASCII, and whose
-// SKUs and titles carry tag, so that an answer tells whose records it
-// holds.
-func audit10Catalog(tag string, n int) ([]catalog.Record, []inventory.Row) {
-	words := []string{"Straße", "STRASSE", "über", "Über", "ſoft", "Soft", "café", "CAFÉ"}
-	recs := make([]catalog.Record, n)
-	var rows []inventory.Row
-	for i := range recs {
-		sku := fmt.Sprintf("%s-%05d", tag, i)
-		recs[i] = catalog.Record{SKU: sku, Title: fmt.Sprintf("%s %s %d", words[i%len(words)], tag, i), Brand: []string{"Acme", "Über", "soft"}[i%3]}
-		if i%4 != 0 {
-			rows = append(rows, inventory.Row{Key: inventory.RowKey{SKU: sku, Warehouse: "w1", Condition: "new", Source: "own"}, Count: int64(i % 17)})
-		}
-	}
-	return recs, rows
-}
-
-var audit10Queries = []catalog.Query{
-	{Prefix: "s", Limit: 50},
-	{Prefix: "STRASSE", Offset: 10, Limit: 20},
-	{Prefix: "ÜBER", Brand: "ü", Limit: 30},
-	{Prefix: "soft", Offset: 3, Limit: 7},
-	{Prefix: "Café", Brand: "ACME", Offset: 5, Limit: 1000},
-	{Prefix: "c", Limit: 1000},
-}
-
-// audit10SearchDiff runs the queries on st and returns the first
-// difference from the reference's answers over recs and rows, or "".
-func audit10SearchDiff(ctx context.Context, st store.Store, recs []catalog.Record, rows []inventory.Row) (string, error) {
-	ref := catalog.New()
-	for _, r := range recs {
-		if d := ref.Set(r); d != "" {
-			return "", fmt.Errorf("record %s: %s", r.SKU, d)
-		}
-	}
-	units := store.SKUUnits(rows)
-	se, err := st.Session(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer se.Close()
-	for _, q := range audit10Queries {
-		want, d := ref.Search(q, func(sku string) int64 { return units[sku] }, nil)
-		if d != "" {
-			return "", fmt.Errorf("query %+v: %s", q, d)
-		}
-		got, err := se.(store.SearchSession).Search(ctx, q, nil)
-		if err != nil {
-			return fmt.Sprintf("query %+v: %v", q, err), nil
-		}
-		if len(got) != len(want) {
-			return fmt.Sprintf("query %+v: %d results, want %d (first %+v)", q, len(got), len(want), got[:min(1, len(got))]), nil
-		}
-		for i := range got {
-			if got[i] != want[i] {
-				return fmt.Sprintf("query %+v: result %d is %+v, want %+v", q, i, got[i], want[i]), nil
-			}
-		}
-	}
-	return "", nil
-}
 
 // spacesHolding returns the catalog spaces (named allot_catalog*) of the
 // server that hold any of skus.
@@ -140,8 +77,8 @@ func TestCatalogsLoadedAtOnce(t *testing.T) {
 			b.Close()
 		}
 	}()
-	recsA, rowsA := audit10Catalog(tagA, 6000)
-	recsB, rowsB := audit10Catalog(tagB, 4000)
+	recsA, rowsA := storetest.TaggedCatalog(tagA, 6000)
+	recsB, rowsB := storetest.TaggedCatalog(tagB, 4000)
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	wg.Add(2)
@@ -155,7 +92,7 @@ func TestCatalogsLoadedAtOnce(t *testing.T) {
 	}
 	check := func(name string, st store.Store, recs []catalog.Record, rows []inventory.Row) {
 		t.Helper()
-		d, err := audit10SearchDiff(ctx, st, recs, rows)
+		d, err := storetest.SearchDiff(ctx, st, recs, rows)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +132,7 @@ func TestCatalogOfALostConnectionIsDropped(t *testing.T) {
 	ctx := context.Background()
 	tag := "lost" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	st := openCatalogStore(t)
-	recs, rows := audit10Catalog(tag, 500)
+	recs, rows := storetest.TaggedCatalog(tag, 500)
 	if err := st.LoadCatalog(ctx, recs, rows); err != nil {
 		st.Close()
 		t.Fatal(err)
