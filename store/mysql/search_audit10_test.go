@@ -5,14 +5,11 @@ import (
 	"database/sql"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
 
-	"allot/catalog"
-	"allot/inventory"
 	"allot/services"
 	"allot/services/servicestest"
 	"allot/store"
@@ -116,31 +113,7 @@ func testCatalogsLoadedAtOnce(t *testing.T, e mysql.Engine, table string) {
 		t.Errorf("a search before any load: %q, want an error saying no catalog is loaded", d)
 	}
 
-	recsA, rowsA := storetest.TaggedCatalog("a", 6000)
-	recsB, rowsB := storetest.TaggedCatalog("b", 4000)
-	var wg sync.WaitGroup
-	errs := make([]error, 2)
-	wg.Add(2)
-	go func() { defer wg.Done(); errs[0] = a.LoadCatalog(ctx, recsA, rowsA) }()
-	go func() { defer wg.Done(); errs[1] = b.LoadCatalog(ctx, recsB, rowsB) }()
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("load %d, beside another: %v", i, err)
-		}
-	}
-	check := func(name string, st store.Store, recs []catalog.Record, rows []inventory.Row) {
-		t.Helper()
-		d, err := storetest.SearchDiff(ctx, st, recs, rows)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d != "" {
-			t.Errorf("store %s, loaded beside another, answers wrongly: %s", name, d)
-		}
-	}
-	check("a", a, recsA, rowsA)
-	check("b", b, recsB, rowsB)
+	p := storetest.LoadCatalogsAtOnce(t, ctx, a, b, "a", "b")
 
 	// A session of a opened before a's reload, used after it.
 	kept, err := a.Session(ctx)
@@ -148,22 +121,15 @@ func testCatalogsLoadedAtOnce(t *testing.T, e mysql.Engine, table string) {
 		t.Fatal(err)
 	}
 	defer kept.Close()
-	if d, err := storetest.SessionSearchDiff(ctx, kept, recsA, rowsA); err != nil {
+	if d, err := storetest.SessionSearchDiff(ctx, kept, p.RecsA, p.RowsA); err != nil {
 		t.Fatal(err)
 	} else if d != "" {
 		t.Errorf("store a, a session before the reload: %s", d)
 	}
 
 	// A reload of a beside b's searches.
-	reloaded := make(chan error, 1)
-	go func() { reloaded <- a.LoadCatalog(ctx, recsA[:3000], rowsA) }()
-	check("b", b, recsB, rowsB)
-	if err := <-reloaded; err != nil {
-		t.Errorf("reload of a: %v", err)
-	}
-	check("a (reloaded)", a, recsA[:3000], rowsA)
-	check("b", b, recsB, rowsB)
-	if d, err := storetest.SessionSearchDiff(ctx, kept, recsA[:3000], rowsA); err != nil {
+	p.ReloadBeside(t)
+	if d, err := storetest.SessionSearchDiff(ctx, kept, p.RecsA, p.RowsA); err != nil {
 		t.Fatal(err)
 	} else if d != "" {
 		t.Errorf("store a, a session opened before the reload, searched after it: %s", d)
@@ -181,7 +147,7 @@ func testCatalogsLoadedAtOnce(t *testing.T, e mysql.Engine, table string) {
 	if got := audit10Tables(t, ctx, db, prefix); !slices.Equal(got, loaded) {
 		t.Errorf("catalog tables %v before a failed load, %v after it: the failed load left its table", loaded, got)
 	}
-	check("a (after a failed load)", a, recsA[:3000], rowsA)
+	p.Check(t, "a (after a failed load)", a, p.RecsA, p.RowsA)
 
 	// So does a load whose context ends part way, its connection then
 	// broken: the new table must be dropped on another.
@@ -191,13 +157,13 @@ func testCatalogsLoadedAtOnce(t *testing.T, e mysql.Engine, table string) {
 	cancel()
 	if err == nil {
 		t.Log("the load meant to be cancelled finished in time: the cancelled load is not checked")
-		check("a (loaded)", a, big, bigRows)
+		p.Check(t, "a (loaded)", a, big, bigRows)
 	} else {
 		t.Logf("cancelled load: %v", err)
 		if got := audit10Tables(t, ctx, db, prefix); !slices.Equal(got, loaded) {
 			t.Errorf("catalog tables %v before a cancelled load, %v after it: the cancelled load left its table", loaded, got)
 		}
-		check("a (after a cancelled load)", a, recsA[:3000], rowsA)
+		p.Check(t, "a (after a cancelled load)", a, p.RecsA, p.RowsA)
 	}
 
 	kept.Close()

@@ -3,13 +3,10 @@ package postgres_test
 import (
 	"context"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
-	"allot/catalog"
-	"allot/inventory"
 	"allot/services"
 	"allot/services/servicestest"
 	"allot/store"
@@ -72,41 +69,10 @@ func TestCatalogsLoadedAtOnce(t *testing.T) {
 	}()
 	before := audit10Tables(t, ctx, admin)
 
-	recsA, rowsA := storetest.TaggedCatalog("a", 6000)
-	recsB, rowsB := storetest.TaggedCatalog("b", 4000)
-	var wg sync.WaitGroup
-	errs := make([]error, 2)
-	wg.Add(2)
-	go func() { defer wg.Done(); errs[0] = a.LoadCatalog(ctx, recsA, rowsA) }()
-	go func() { defer wg.Done(); errs[1] = b.LoadCatalog(ctx, recsB, rowsB) }()
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("load %d: %v", i, err)
-		}
-	}
-	check := func(name string, st store.Store, recs []catalog.Record, rows []inventory.Row) {
-		t.Helper()
-		d, err := storetest.SearchDiff(ctx, st, recs, rows)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d != "" {
-			t.Errorf("store %s, loaded beside another, answers wrongly: %s", name, d)
-		}
-	}
-	check("a", a, recsA, rowsA)
-	check("b", b, recsB, rowsB)
+	p := storetest.LoadCatalogsAtOnce(t, ctx, a, b, "a", "b")
 
 	// A reload of a beside b's searches.
-	reloaded := make(chan error, 1)
-	go func() { reloaded <- a.LoadCatalog(ctx, recsA[:3000], rowsA) }()
-	check("b", b, recsB, rowsB)
-	if err := <-reloaded; err != nil {
-		t.Fatal(err)
-	}
-	check("a (reloaded)", a, recsA[:3000], rowsA)
-	check("b", b, recsB, rowsB)
+	p.ReloadBeside(t)
 
 	closed = true
 	if err := a.Close(); err != nil {

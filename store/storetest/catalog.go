@@ -3,6 +3,8 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"sync"
+	"testing"
 
 	"allot/catalog"
 	"allot/inventory"
@@ -80,4 +82,67 @@ func SearchDiff(ctx context.Context, st store.Store, recs []catalog.Record, rows
 	}
 	defer se.Close()
 	return SessionSearchDiff(ctx, se, recs, rows)
+}
+
+// CatalogPair is two stores of one server and the catalogs
+// LoadCatalogsAtOnce loaded into them.
+type CatalogPair struct {
+	A, B         store.Store
+	RecsA, RecsB []catalog.Record
+	RowsA, RowsB []inventory.Row
+	ctx          context.Context
+}
+
+// LoadCatalogsAtOnce loads TaggedCatalog(tagA, 6000) into a and
+// TaggedCatalog(tagB, 4000) into b at the same time, then checks that
+// each store answers from its own records (two runs loading a catalog on
+// one server at once).
+func LoadCatalogsAtOnce(t *testing.T, ctx context.Context, a, b store.Store, tagA, tagB string) *CatalogPair {
+	t.Helper()
+	p := &CatalogPair{A: a, B: b, ctx: ctx}
+	p.RecsA, p.RowsA = TaggedCatalog(tagA, 6000)
+	p.RecsB, p.RowsB = TaggedCatalog(tagB, 4000)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	wg.Add(2)
+	go func() { defer wg.Done(); errs[0] = a.(store.Searcher).LoadCatalog(ctx, p.RecsA, p.RowsA) }()
+	go func() { defer wg.Done(); errs[1] = b.(store.Searcher).LoadCatalog(ctx, p.RecsB, p.RowsB) }()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("load %d, beside another: %v", i, err)
+		}
+	}
+	p.Check(t, "a", a, p.RecsA, p.RowsA)
+	p.Check(t, "b", b, p.RecsB, p.RowsB)
+	return p
+}
+
+// Check reports an error unless st answers CatalogQueries as the
+// reference does over recs and rows.
+func (p *CatalogPair) Check(t *testing.T, name string, st store.Store, recs []catalog.Record, rows []inventory.Row) {
+	t.Helper()
+	d, err := SearchDiff(p.ctx, st, recs, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d != "" {
+		t.Errorf("store %s, loaded beside another, answers wrongly: %s", name, d)
+	}
+}
+
+// ReloadBeside reloads A with the first half of its records while B
+// searches, then checks both; A's catalog is that half afterwards.
+func (p *CatalogPair) ReloadBeside(t *testing.T) {
+	t.Helper()
+	half := p.RecsA[:len(p.RecsA)/2]
+	reloaded := make(chan error, 1)
+	go func() { reloaded <- p.A.(store.Searcher).LoadCatalog(p.ctx, half, p.RowsA) }()
+	p.Check(t, "b", p.B, p.RecsB, p.RowsB)
+	if err := <-reloaded; err != nil {
+		t.Fatalf("reload of a: %v", err)
+	}
+	p.RecsA = half
+	p.Check(t, "a (reloaded)", p.A, p.RecsA, p.RowsA)
+	p.Check(t, "b", p.B, p.RecsB, p.RowsB)
 }

@@ -3,14 +3,11 @@ package tarantool
 import (
 	"context"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	gotarantool "github.com/tarantool/go-tarantool/v2"
 
-	"allot/catalog"
-	"allot/inventory"
 	"allot/store"
 	"allot/store/storetest"
 )
@@ -77,41 +74,10 @@ func TestCatalogsLoadedAtOnce(t *testing.T) {
 			b.Close()
 		}
 	}()
-	recsA, rowsA := storetest.TaggedCatalog(tagA, 6000)
-	recsB, rowsB := storetest.TaggedCatalog(tagB, 4000)
-	var wg sync.WaitGroup
-	errs := make([]error, 2)
-	wg.Add(2)
-	go func() { defer wg.Done(); errs[0] = a.LoadCatalog(ctx, recsA, rowsA) }()
-	go func() { defer wg.Done(); errs[1] = b.LoadCatalog(ctx, recsB, rowsB) }()
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("load %d: %v", i, err)
-		}
-	}
-	check := func(name string, st store.Store, recs []catalog.Record, rows []inventory.Row) {
-		t.Helper()
-		d, err := storetest.SearchDiff(ctx, st, recs, rows)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d != "" {
-			t.Errorf("store %s, loaded beside another, answers wrongly: %s", name, d)
-		}
-	}
-	check("a", a, recsA, rowsA)
-	check("b", b, recsB, rowsB)
+	p := storetest.LoadCatalogsAtOnce(t, ctx, a, b, tagA, tagB)
 
 	// A reload of a beside b's searches.
-	reloaded := make(chan error, 1)
-	go func() { reloaded <- a.LoadCatalog(ctx, recsA[:3000], rowsA) }()
-	check("b", b, recsB, rowsB)
-	if err := <-reloaded; err != nil {
-		t.Fatal(err)
-	}
-	check("a (reloaded)", a, recsA[:3000], rowsA)
-	check("b", b, recsB, rowsB)
+	p.ReloadBeside(t)
 
 	closed = true
 	if err := a.Close(); err != nil {
@@ -120,7 +86,7 @@ func TestCatalogsLoadedAtOnce(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if left := spacesHolding(t, recsA[0].SKU, recsB[0].SKU); len(left) > 0 {
+	if left := spacesHolding(t, p.RecsA[0].SKU, p.RecsB[0].SKU); len(left) > 0 {
 		t.Errorf("spaces %v still hold the catalogs of two closed stores", left)
 	}
 }
