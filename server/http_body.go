@@ -66,7 +66,10 @@ func decodeBody(body []byte, fields []string) (map[string]json.RawMessage, strin
 	if _, err := dec.Token(); err != nil {
 		return nil, invalid(err)
 	}
-	if dec.More() {
+	// Nothing but white space may follow. (dec.More is no test of it: it
+	// answers false for a '}' or ']', and a body with "}x" after its
+	// object was applied.)
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, "body has data after the JSON object"
 	}
 	for k := range m {

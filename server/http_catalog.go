@@ -124,7 +124,7 @@ func (s *Server) httpCatalogItem(w http.ResponseWriter, r *http.Request) {
 	var op inventory.Op
 	var detail string
 	switch r.Method {
-	case http.MethodGet:
+	case http.MethodGet, http.MethodHead: // HEAD: the router's GET
 		op = inventory.CatalogGet(sku)
 	case http.MethodDelete:
 		op = inventory.CatalogDel(sku)
