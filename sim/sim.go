@@ -189,8 +189,12 @@ func Run(cfg Config) *Result {
 	if cfg.FaultRate < 0 {
 		cfg.FaultRate = 0
 	}
+	// The mode is drawn whether or not one is given, so that a given one
+	// (the replay command names the mode the seed drew) leaves every later
+	// draw as it was: the replay runs the same simulation.
+	drawn := []engine.Durability{engine.DurabilityFsync, engine.DurabilityWrite, engine.DurabilityNone}[rng.IntN(3)]
 	if cfg.Durability == "" {
-		cfg.Durability = []engine.Durability{engine.DurabilityFsync, engine.DurabilityWrite, engine.DurabilityNone}[rng.IntN(3)]
+		cfg.Durability = drawn
 	}
 	r := &runner{cfg: cfg, rng: rng, res: &Result{Seed: cfg.Seed, Durability: cfg.Durability, Ops: cfg.Ops}, clock: &clock{},
 		retentionRNG: rand.New(rand.NewPCG(cfg.Seed, 0x726574))}
