@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
 
 	"allot/catalog"
 	"allot/inventory"
@@ -59,4 +62,17 @@ func SKUUnits(rows []inventory.Row) map[string]int64 {
 		out[r.Key.SKU] = v + r.Count
 	}
 	return out
+}
+
+// CatalogID returns a random id (16 hex digits) for the names of one
+// catalog load's table, space or keys: every load makes its own, so two
+// runs loading a catalog on one server at once never touch each other's.
+// Random rather than RWSpaceID's process id: processes in two PID
+// namespaces may share a server and a pid.
+func CatalogID() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("store: a catalog id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
 }

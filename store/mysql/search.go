@@ -2,9 +2,7 @@ package mysql
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -48,8 +46,7 @@ func likePrefix(p string) string {
 // catalog on one server at once (two benches, a bench and a test) each
 // dropped and recreated the other's, so a run's search failed on a missing
 // table, or answered from the other run's records
-// (TestCatalogsLoadedAtOnce). A random id, not store.RWSpaceID's process
-// id: processes in two PID namespaces may share the server and a pid.
+// (TestCatalogsLoadedAtOnce). The id is store.CatalogID's.
 // MariaDB's DDL is not transactional (CREATE TABLE commits), so a load
 // that fails after its CREATE drops its table itself. A bench killed
 // mid-run leaves its table behind, as it leaves its records table:
@@ -65,11 +62,11 @@ type catalogTable struct {
 }
 
 func (s *Store) newCatalogTable() (*catalogTable, error) {
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return nil, fmt.Errorf("mysql: a catalog id: %w", err)
+	id, err := store.CatalogID()
+	if err != nil {
+		return nil, err
 	}
-	name := s.opt.Table + "_catalog_" + hex.EncodeToString(b[:])
+	name := s.opt.Table + "_catalog_" + id
 	return &catalogTable{
 		name:        name,
 		search:      s.fillCatalog("catalog_search", name),

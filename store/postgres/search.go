@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -41,8 +39,7 @@ func prefixRange(p string) (string, string) {
 // allot_catalog, was rejected: two runs loading a catalog on one server at
 // once (two benches, a bench and a test) each truncated and refilled the
 // other's, so a run's check failed, or passed on the other run's records
-// (TestCatalogsLoadedAtOnce). A random id, not store.RWSpaceID's process
-// id: processes in two PID namespaces may share the server and a pid.
+// (TestCatalogsLoadedAtOnce). The id is store.CatalogID's.
 // A bench killed mid-run leaves its table behind, as it leaves its
 // records table (rw_records_*): DROP TABLE allot_catalog_<id> removes it.
 const catalogDropTimeout = 10 * time.Second
@@ -70,11 +67,11 @@ func catalogSQL(name, table string) string {
 }
 
 func newCatalogTable() (*catalogTable, error) {
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return nil, fmt.Errorf("postgres: a catalog id: %w", err)
+	id, err := store.CatalogID()
+	if err != nil {
+		return nil, err
 	}
-	name := "allot_catalog_" + hex.EncodeToString(b[:])
+	name := "allot_catalog_" + id
 	return &catalogTable{
 		name:        name,
 		search:      catalogSQL("catalog_search", name),

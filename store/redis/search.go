@@ -2,9 +2,7 @@ package redis
 
 import (
 	"context"
-	"crypto/rand"
 	_ "embed"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -80,11 +78,10 @@ func (cs *catalogState) newSpace() (*catalogSpace, error) {
 	if cs.newID != nil {
 		id = cs.newID()
 	} else {
-		var b [8]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return nil, fmt.Errorf("redis: a catalog id: %w", err)
+		var err error
+		if id, err = store.CatalogID(); err != nil {
+			return nil, err
 		}
-		id = hex.EncodeToString(b[:])
 	}
 	base := catalogPrefix + "{" + id + "}:"
 	return &catalogSpace{index: base + "idx", records: base + "rec", stop: make(chan struct{}), done: make(chan struct{})}, nil

@@ -2,9 +2,7 @@ package tarantool
 
 import (
 	"context"
-	"crypto/rand"
 	_ "embed"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -62,11 +60,8 @@ var (
 const catalogDropTimeout = 10 * time.Second
 
 func newCatalogName() (string, error) {
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("tarantool: a catalog id: %w", err)
-	}
-	return "allot_catalog_" + hex.EncodeToString(b[:]), nil
+	id, err := store.CatalogID()
+	return "allot_catalog_" + id, err
 }
 
 func (s *Store) dropCatalogSpace(ctx context.Context, name string) error {
