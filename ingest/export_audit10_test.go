@@ -29,6 +29,12 @@ func BinlogText(types []string, t *replication.TableMapEvent, col int, v any) (s
 		dataType, _, _ := strings.Cut(c, "(")
 		in.startTypes.unsigned[i] = columnInfoOf(c, dataType, sql.NullInt64{}).unsigned
 	}
+	return in.render(t, col, v)
+}
+
+// render is value v of column col as the ingester sends it, for a row that
+// came with table map t.
+func (in *Ingester) render(t *replication.TableMapEvent, col int, v any) (string, error) {
 	ct, err := in.typesOf(t)
 	if err != nil {
 		return "", err
@@ -48,15 +54,5 @@ func BinlogRenderer(ctx context.Context, db *sql.DB, database, table string) (fu
 	if err := in.readColumns(ctx); err != nil {
 		return nil, err
 	}
-	return func(t *replication.TableMapEvent, col int, v any) (string, error) {
-		ct, err := in.typesOf(t)
-		if err != nil {
-			return "", err
-		}
-		x, err := ct.text(col, v)
-		if err != nil {
-			return "", err
-		}
-		return text(x), nil
-	}, nil
+	return in.render, nil
 }

@@ -11,14 +11,14 @@ import (
 	"allot/engine"
 )
 
-// httpAudit10Server serves HTTP on an engine in write mode.
-func httpAudit10Server(t *testing.T) *Server {
+// servedEngine serves cfg on a new engine in mode d until the test ends.
+func servedEngine(t *testing.T, cfg Config, d engine.Durability) (*Server, *engine.Engine) {
 	t.Helper()
-	e, err := engine.Open(engine.Config{Dir: t.TempDir(), Durability: engine.DurabilityWrite})
+	e, err := engine.Open(engine.Config{Dir: t.TempDir(), Durability: d})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Config{HTTPAddr: "127.0.0.1:0"}, e)
+	s, err := New(cfg, e)
 	if err != nil {
 		e.Close()
 		t.Fatal(err)
@@ -31,9 +31,18 @@ func httpAudit10Server(t *testing.T) *Server {
 		if err := s.Shutdown(ctx); err != nil {
 			t.Errorf("shutdown: %v", err)
 		}
-		<-served
+		if err := <-served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
 		e.Close()
 	})
+	return s, e
+}
+
+// httpAudit10Server serves HTTP on an engine in write mode.
+func httpAudit10Server(t *testing.T) *Server {
+	t.Helper()
+	s, _ := servedEngine(t, Config{HTTPAddr: "127.0.0.1:0"}, engine.DurabilityWrite)
 	return s
 }
 

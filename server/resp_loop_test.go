@@ -19,29 +19,7 @@ import (
 // loopServer is a server on the event loop, over an engine in mode d.
 func loopServer(t *testing.T, d engine.Durability) (*Server, *engine.Engine) {
 	t.Helper()
-	e, err := engine.Open(engine.Config{Dir: t.TempDir(), Durability: d})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Config{RESPAddr: "127.0.0.1:0", RESPIO: RESPIOLoop}, e)
-	if err != nil {
-		e.Close()
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- s.Serve() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		e.Close()
-	})
-	return s, e
+	return servedEngine(t, Config{RESPAddr: "127.0.0.1:0", RESPIO: RESPIOLoop}, d)
 }
 
 // dialRESP connects to s and returns the connection and its reader.

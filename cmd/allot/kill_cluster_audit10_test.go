@@ -40,26 +40,7 @@ func TestClusterCleanupWaitsForJetStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	paused := services.NATSNodes[1:]
-	resume := func() {
-		for _, n := range paused {
-			services.Resume(context.Background(), c.up, n)
-		}
-	}
-	t.Cleanup(resume)
-	for _, n := range paused {
-		if _, err := services.Pause(ctx, c.up, n); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The cleanup's inspector talks to the node left running (as one
-	// connected to a node that was not paused would), and that node says
-	// JetStream is unavailable before the cleanup starts.
-	c.in.Close()
-	if c.in, err = cluster.Inspect("nats://"+first, c.shard); err != nil {
-		t.Fatal(err)
-	}
-	waitUnavailable(ctx, t, jetStreamOf(t, "nats://"+first))
+	resume := pauseAllBut(ctx, t, c, first)
 
 	c.close()
 	t.Logf("the cleanup's log: %q", log.String())
@@ -151,25 +132,7 @@ func TestClusterCleanupSaysWhatItLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	up := c.up
-	paused := services.NATSNodes[1:]
-	resume := func() {
-		for _, n := range paused {
-			if _, err := services.Resume(context.Background(), up, n); err != nil {
-				t.Error(err)
-			}
-		}
-	}
-	t.Cleanup(resume)
-	for _, n := range paused {
-		if _, err := services.Pause(ctx, c.up, n); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c.in.Close()
-	if c.in, err = cluster.Inspect("nats://"+first, c.shard); err != nil {
-		t.Fatal(err)
-	}
-	waitUnavailable(ctx, t, jetStreamOf(t, "nats://"+first))
+	resume := pauseAllBut(ctx, t, c, first)
 
 	// A timeout services refuses: the cleanup's Up fails before it
 	// continues anything, so JetStream stays without quorum.
@@ -183,7 +146,7 @@ func TestClusterCleanupSaysWhatItLeft(t *testing.T) {
 	}
 	left := leftErr.Error()
 	t.Logf("the cleanup said: %s", left)
-	for _, want := range []string{c.shard, filepath.Join(up.Dir, "nats-*", "jetstream"), "refused or did not answer", "stream, lease bucket and snapshot store"} {
+	for _, want := range []string{c.shard, filepath.Join(c.up.Dir, "nats-*", "jetstream"), "refused or did not answer", "stream, lease bucket and snapshot store"} {
 		if !strings.Contains(left, want) {
 			t.Errorf("the cleanup's report does not say %q: %s", want, left)
 		}
@@ -215,4 +178,34 @@ func TestClusterCleanupSaysWhatItLeft(t *testing.T) {
 	if got := shardStreams(ctx, t, jetStreamOf(t, c.urls), c.shard); len(got) != 0 {
 		t.Fatalf("the shard's streams %v outlived a cleanup once JetStream answered", got)
 	}
+}
+
+// pauseAllBut pauses the audit cluster's NATS nodes but the first (at
+// first), points c's inspector at the first (as one connected to a node
+// that was not paused would be) and waits until that node says JetStream
+// is unavailable. The returned func resumes them (also at the test's end).
+func pauseAllBut(ctx context.Context, t *testing.T, c *clusterServer, first string) (resume func()) {
+	t.Helper()
+	up := c.up
+	paused := services.NATSNodes[1:]
+	resume = func() {
+		for _, n := range paused {
+			if _, err := services.Resume(context.Background(), up, n); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	t.Cleanup(resume)
+	for _, n := range paused {
+		if _, err := services.Pause(ctx, up, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.in.Close()
+	var err error
+	if c.in, err = cluster.Inspect("nats://"+first, c.shard); err != nil {
+		t.Fatal(err)
+	}
+	waitUnavailable(ctx, t, jetStreamOf(t, "nats://"+first))
+	return resume
 }
