@@ -15,6 +15,7 @@ import (
 
 	"allot/engine"
 	"allot/inventory"
+	"allot/server/resp"
 )
 
 // openAPI is the OpenAPI 3 document of the HTTP API. docs/openapi.json is
@@ -93,12 +94,17 @@ func (s *Server) httpHandler() http.Handler {
 	})
 }
 
+// bearerOK checks "Authorization: Bearer <password>". The scheme is
+// matched case-insensitively, with one or more spaces before the token
+// (RFC 9110 §11.1 and §11.4: "bearer x" is the same credentials); the
+// token is compared exactly, in constant time.
 func (s *Server) bearerOK(r *http.Request) bool {
 	if s.cfg.Password == "" {
 		return true
 	}
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.Password)) == 1
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	token = strings.TrimLeft(token, " ")
+	return ok && resp.EqualFold([]byte(scheme), "BEARER") && subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.Password)) == 1
 }
 
 // Response bodies, as in the wire contract.
@@ -180,7 +186,7 @@ func (s *Server) doOp(w http.ResponseWriter, start time.Time, op inventory.Op, o
 	res, err := s.engine.Do(op, nil)
 	if err != nil {
 		t.add(op.Kind, resultError)
-		writeEngineError(w, err)
+		writeEngineError(w, err, !op.Kind.Mutates())
 		return
 	}
 	t.add(op.Kind, resultOf(res.Code))
@@ -208,12 +214,23 @@ func (s *Server) doOp(w http.ResponseWriter, start time.Time, op inventory.Op, o
 
 // writeEngineError answers an engine error with its outcome class
 // (DESIGN.md "Outcome classes"): 503 with whether the request was applied.
-func writeEngineError(w http.ResponseWriter, err error) {
-	if errors.Is(err, engine.ErrOutcomeUnknown) {
+//
+// A read applied nothing, whatever became of its batch: the engine
+// answers ErrOutcomeUnknown to every request of a batch whose journal
+// write or sync failed, reads included, but a read's 503 is the refused
+// class, applied false. The caller says whether the request was a read.
+// The engine could class a read's error so itself, which would put RESP's
+// -UNKNOWN on a read right too; it classes reads as it classes writes.
+func writeEngineError(w http.ResponseWriter, err error, read bool) {
+	if errors.Is(err, engine.ErrOutcomeUnknown) && !read {
 		writeJSON(w, http.StatusServiceUnavailable, outcomeBody{Error: "unknown_outcome", Applied: "unknown", Detail: err.Error()})
 		return
 	}
-	writeJSON(w, http.StatusServiceUnavailable, outcomeBody{Error: "unavailable", Applied: false, Detail: unavailableDetail(err)})
+	detail := unavailableDetail(err)
+	if errors.Is(err, engine.ErrOutcomeUnknown) {
+		detail = "a read applies nothing; the journal failed in its batch: " + detail
+	}
+	writeJSON(w, http.StatusServiceUnavailable, outcomeBody{Error: "unavailable", Applied: false, Detail: detail})
 }
 
 // bodyOp reads and decodes the body of an op request; it answers 400 itself
@@ -342,7 +359,7 @@ func (s *Server) httpRowsOfSKU(w http.ResponseWriter, sku string) {
 	}
 	rows, err := s.engine.RowsOfSKU(sku)
 	if err != nil {
-		writeEngineError(w, err)
+		writeEngineError(w, err, true)
 		return
 	}
 	out := rowsBody{Rows: make([]rowBody, len(rows))}

@@ -2,11 +2,9 @@ package server
 
 import (
 	"bufio"
-	"context"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"allot/engine"
 )
@@ -14,29 +12,7 @@ import (
 // servedEngine serves cfg on a new engine in mode d until the test ends.
 func servedEngine(t *testing.T, cfg Config, d engine.Durability) (*Server, *engine.Engine) {
 	t.Helper()
-	e, err := engine.Open(engine.Config{Dir: t.TempDir(), Durability: d})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(cfg, e)
-	if err != nil {
-		e.Close()
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- s.Serve() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		e.Close()
-	})
-	return s, e
+	return servedEngineWith(t, cfg, engine.Config{Durability: d})
 }
 
 // httpAudit10Server serves HTTP on an engine in write mode.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -118,9 +119,23 @@ func decodeAttributes(raw json.RawMessage) ([]catalog.Attribute, string) {
 	return attrs, ""
 }
 
+// httpCatalogItem serves /v1/catalog/{sku}. The SKU is one path segment,
+// percent-decoded, as a hold id is: a SKU with a '/' is sent as %2F. A
+// path with more segments names no endpoint and gets the router's 404;
+// taking the rest of the path whole made PUT /v1/catalog/s1/ write a
+// record for SKU "s1/".
 func (s *Server) httpCatalogItem(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	sku := strings.TrimPrefix(r.URL.Path, "/v1/catalog/")
+	rest := strings.TrimPrefix(r.URL.EscapedPath(), "/v1/catalog/")
+	if strings.Contains(rest, "/") {
+		writeJSON(w, http.StatusNotFound, errorBody{Error: "not_found", Detail: "no endpoint " + r.URL.Path})
+		return
+	}
+	sku, err := url.PathUnescape(rest)
+	if err != nil {
+		s.badRequest(w, "sku in the path is malformed: "+err.Error())
+		return
+	}
 	var op inventory.Op
 	var detail string
 	switch r.Method {
