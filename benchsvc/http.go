@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"allot/bench"
+	"allot/internal/bearer"
 	"allot/report"
 )
 
@@ -100,16 +101,17 @@ func (s *Service) auth(h http.HandlerFunc) http.HandlerFunc {
 	if s.cfg.Token == "" {
 		return h
 	}
-	want := []byte("Bearer " + s.cfg.Token)
+	want := []byte(s.cfg.Token)
 	return func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
+		header := r.Header.Get("Authorization")
+		got, ok := bearer.Token(header)
 		// The page's report frame cannot send a header: it sends the
 		// token the page was given as a SameSite=Strict cookie, which no
 		// other site's page can make a browser send.
-		if c, err := r.Cookie(tokenCookie); err == nil && len(got) == 0 {
-			got = []byte("Bearer " + c.Value)
+		if c, err := r.Cookie(tokenCookie); err == nil && header == "" {
+			got, ok = c.Value, true
 		}
-		if subtle.ConstantTimeCompare(got, want) != 1 {
+		if !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="allot bench"`)
 			writeError(w, http.StatusUnauthorized, "unauthorized", "this service needs Authorization: Bearer <token>")
 			return

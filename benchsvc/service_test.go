@@ -361,6 +361,12 @@ func TestToken(t *testing.T) {
 	if code, _ := do(t, "GET", srv.URL+"/v1/runs", "", "Authorization", "Bearer s3cret"); code != http.StatusOK {
 		t.Errorf("right token: %d", code)
 	}
+	if code, _ := do(t, "GET", srv.URL+"/v1/runs", "", "Authorization", "bearer s3cret"); code != http.StatusOK {
+		t.Errorf("right token, scheme in lower case: %d", code)
+	}
+	if code, _ := do(t, "GET", srv.URL+"/v1/runs", "", "Authorization", "Bearer S3CRET"); code != http.StatusUnauthorized {
+		t.Errorf("token in another case: %d", code)
+	}
 	if code, _ := do(t, "GET", srv.URL+"/v1/runs", "", "Cookie", "allot_bench_token=s3cret"); code != http.StatusOK {
 		t.Errorf("token cookie: %d", code)
 	}

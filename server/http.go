@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"allot/engine"
+	"allot/internal/bearer"
 	"allot/inventory"
-	"allot/server/resp"
 )
 
 // openAPI is the OpenAPI 3 document of the HTTP API. docs/openapi.json is
@@ -94,17 +94,14 @@ func (s *Server) httpHandler() http.Handler {
 	})
 }
 
-// bearerOK checks "Authorization: Bearer <password>". The scheme is
-// matched case-insensitively, with one or more spaces before the token
-// (RFC 9110 §11.1 and §11.4: "bearer x" is the same credentials); the
-// token is compared exactly, in constant time.
+// bearerOK checks "Authorization: Bearer <password>" (the scheme in any
+// case, bearer.Token); the token is compared exactly, in constant time.
 func (s *Server) bearerOK(r *http.Request) bool {
 	if s.cfg.Password == "" {
 		return true
 	}
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	token = strings.TrimLeft(token, " ")
-	return ok && resp.EqualFold([]byte(scheme), "BEARER") && subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.Password)) == 1
+	token, ok := bearer.Token(r.Header.Get("Authorization"))
+	return ok && subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.Password)) == 1
 }
 
 // Response bodies, as in the wire contract.
