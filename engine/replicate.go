@@ -246,6 +246,12 @@ func (e *Engine) ApplyFrame(frame []byte) error {
 		return err
 	}
 	e.published(sealed)
+	// Free what the primary frees once a batch (State.Collect): finished
+	// holds and keys past the window, under this node's own window (its
+	// reads' rule, and the one it keeps if it takes over). Without it a
+	// standby kept every key and finished hold it ever applied.
+	e.state.SetRetention(e.cfg.Retention.Milliseconds())
+	e.state.Collect()
 	if e.opsSinceSnap >= e.cfg.SnapshotEveryOps && !e.kicked {
 		// The flusher takes the snapshot (the frame is written: a frame
 		// boundary).
