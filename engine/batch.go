@@ -92,7 +92,7 @@ func (e *Engine) SubmitBatch(rs []*Request) (int, error) {
 		// acknowledged.
 		for _, r := range rs[first:n] {
 			if r.settled && r.Err == nil && r.Result.Code != inventory.CodeInvalid {
-				r.Err = unknownOutcome(e.failure)
+				r.Err = failedBatch(r, e.failure)
 			}
 		}
 	}

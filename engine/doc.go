@@ -33,7 +33,9 @@
 // Outcome classes. Every operational error wraps ErrUnavailable (refused
 // before it was applied: closed, or stopped after a journal failure) or
 // ErrOutcomeUnknown (applied in memory, but its frame's write or sync
-// failed: it may or may not survive a restart).
+// failed: it may or may not survive a restart). In a batch whose journal
+// failed only the ops that changed state get ErrOutcomeUnknown; reads and
+// ops that changed nothing applied nothing and get ErrUnavailable.
 //
 // Replies waiting for the disk are bounded by QueueMax: beyond it Submit
 // blocks (back-pressure), and nothing is ever dropped.

@@ -188,7 +188,9 @@ var (
 	ErrUnavailable = errors.New("engine: unavailable")
 	// ErrOutcomeUnknown: the request was applied in memory but the journal
 	// failed before it was durable: it may or may not survive a restart.
-	// Retry only with the same idempotency key.
+	// Retry only with the same idempotency key. Only a request that
+	// changed state gets it; a read or an op that changed nothing in a
+	// failed batch is refused (ErrUnavailable).
 	ErrOutcomeUnknown = errors.New("engine: outcome unknown")
 )
 
@@ -242,6 +244,9 @@ type Engine struct {
 	grouped bool
 	standby *NotPrimaryError // non-nil while a standby (replicate.go); guarded by mu
 	replica Replicator       // the primary's replicated log, or nil; guarded by mu
+	// leaseUntil: a primary serves until then (SetLeaseUntil, replicate.go);
+	// guarded by mu.
+	leaseUntil time.Time
 	// frameDec decodes the frames a standby applies (ApplyFrame), one
 	// decoder for them all; guarded by frameMu.
 	frameMu  sync.Mutex
@@ -368,6 +373,7 @@ func (e *Engine) Submit(r *Request) error {
 	for e.mustWaitLocked() {
 		e.room.Wait()
 	}
+	e.checkLeaseLocked()
 	if !e.closed && e.failure == nil {
 		if e.standby != nil {
 			e.submitStandbyLocked(r)
@@ -391,7 +397,7 @@ func (e *Engine) Submit(r *Request) error {
 		// The journal failed during this Submit (a pending frame written
 		// before the op, or a full none-mode frame after it): the op is
 		// applied in memory but must not be acknowledged.
-		r.Err = unknownOutcome(e.failure)
+		r.Err = failedBatch(r, e.failure)
 	}
 	// By mode: who writes the op's frame, and when its reply is released.
 	var kick, replyNow bool
@@ -413,7 +419,7 @@ func (e *Engine) Submit(r *Request) error {
 		// wrote: measured on the server's one-op-per-connection path. The
 		// flusher still takes snapshots.
 		if err := e.writePendingLocked(); err != nil {
-			r.Err = unknownOutcome(err)
+			r.Err = failedBatch(r, err)
 		}
 		kick = e.opsSinceSnap >= e.cfg.SnapshotEveryOps
 		replyNow = true
@@ -459,6 +465,27 @@ func refused(failure error) error {
 // unknownOutcome is the error of an op applied in memory whose journal
 // write or sync failed: it may or may not be durable.
 func unknownOutcome(err error) error { return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err) }
+
+// failedBatch is the error of r, answered in a batch whose journal write,
+// sync or replication failed (err). An op that changed state may or may
+// not be durable: ErrOutcomeUnknown. A read, and an op that changed
+// nothing (a refusal without a key, an idempotent repeat), applied
+// nothing, so it is refused (ErrUnavailable, safe to retry anywhere); its
+// answer is not given, as it may rest on ops of the batch that will not
+// survive.
+func failedBatch(r *Request, err error) error {
+	unknown := errors.Is(err, ErrOutcomeUnknown)
+	switch {
+	case r.fn == nil && r.Result.Changed && unknown:
+		return err
+	case r.fn == nil && r.Result.Changed:
+		return unknownOutcome(err)
+	case unknown:
+		// Not wrapped: the reply must not test as ErrOutcomeUnknown.
+		return fmt.Errorf("%w: the journal failed in its batch (this request changed nothing): %v", ErrUnavailable, err)
+	}
+	return fmt.Errorf("%w: the journal failed in its batch (this request changed nothing): %w", ErrUnavailable, err)
+}
 
 // applyLocked applies r's op (or runs its read) on the state and adds a
 // mutation to the journal's pending frame. The caller began the batch
@@ -981,6 +1008,9 @@ func (e *Engine) flush(spare []*Request) ([]*Request, time.Duration) {
 	for i, r := range batch {
 		if err != nil {
 			r.Err = err
+			if errors.Is(err, ErrOutcomeUnknown) {
+				r.Err = failedBatch(r, err)
+			}
 		}
 		r.Trace = trace
 		r.release()

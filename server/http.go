@@ -183,7 +183,7 @@ func (s *Server) doOp(w http.ResponseWriter, start time.Time, op inventory.Op, o
 	res, err := s.engine.Do(op, nil)
 	if err != nil {
 		t.add(op.Kind, resultError)
-		writeEngineError(w, err, !op.Kind.Mutates())
+		writeEngineError(w, err)
 		return
 	}
 	t.add(op.Kind, resultOf(res.Code))
@@ -211,23 +211,14 @@ func (s *Server) doOp(w http.ResponseWriter, start time.Time, op inventory.Op, o
 
 // writeEngineError answers an engine error with its outcome class
 // (DESIGN.md "Outcome classes"): 503 with whether the request was applied.
-//
-// A read applied nothing, whatever became of its batch: the engine
-// answers ErrOutcomeUnknown to every request of a batch whose journal
-// write or sync failed, reads included, but a read's 503 is the refused
-// class, applied false. The caller says whether the request was a read.
-// The engine could class a read's error so itself, which would put RESP's
-// -UNKNOWN on a read right too; it classes reads as it classes writes.
-func writeEngineError(w http.ResponseWriter, err error, read bool) {
-	if errors.Is(err, engine.ErrOutcomeUnknown) && !read {
+// The engine classes a read, and an op that changed nothing, in a batch
+// whose journal failed as refused (applied false), not unknown.
+func writeEngineError(w http.ResponseWriter, err error) {
+	if errors.Is(err, engine.ErrOutcomeUnknown) {
 		writeJSON(w, http.StatusServiceUnavailable, outcomeBody{Error: "unknown_outcome", Applied: "unknown", Detail: err.Error()})
 		return
 	}
-	detail := unavailableDetail(err)
-	if errors.Is(err, engine.ErrOutcomeUnknown) {
-		detail = "a read applies nothing; the journal failed in its batch: " + detail
-	}
-	writeJSON(w, http.StatusServiceUnavailable, outcomeBody{Error: "unavailable", Applied: false, Detail: detail})
+	writeJSON(w, http.StatusServiceUnavailable, outcomeBody{Error: "unavailable", Applied: false, Detail: unavailableDetail(err)})
 }
 
 // bodyOp reads and decodes the body of an op request; it answers 400 itself
@@ -356,7 +347,7 @@ func (s *Server) httpRowsOfSKU(w http.ResponseWriter, sku string) {
 	}
 	rows, err := s.engine.RowsOfSKU(sku)
 	if err != nil {
-		writeEngineError(w, err, true)
+		writeEngineError(w, err)
 		return
 	}
 	out := rowsBody{Rows: make([]rowBody, len(rows))}
