@@ -15,8 +15,9 @@ import (
 	"allot/vfs"
 )
 
-// Bound is the closed-loop limit a durable run is read against, measured
-// on the machine just before the run.
+// Bound is the closed-loop limit a run of durable writes is read against,
+// measured on the machine just before the run (BoundApplies says which
+// runs have one).
 //
 // With N ops in flight (W workers, each keeping --pipeline P ops in flight:
 // N = W x P), an op cannot be acknowledged before its journal write is

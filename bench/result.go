@@ -112,8 +112,10 @@ type Result struct {
 	// example "expiry_lag_p99_ms" or "duplicates"; nil for "ims".
 	Extra map[string]any `json:"extra,omitempty"`
 
-	// Bound is the closed-loop limit measured before a durable (fsync)
-	// run; nil for other modes.
+	// Bound is the closed-loop limit measured before a run of durable
+	// writes on a store that keeps its data (BoundApplies); nil, and left
+	// out of the JSON, for other runs: write and none modes, read-only
+	// workloads, the memory store.
 	Bound *Bound `json:"bound,omitempty"`
 	// Breakdown is the server's time per stage of an op during the run
 	// (allot bench --breakdown, allot stores); nil otherwise.

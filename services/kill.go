@@ -4,17 +4,22 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 )
 
-// killWait bounds the wait for a killed server's processes to be gone,
-// reapWait the wait for a gone one to leave no zombie behind.
+// killWait bounds the wait for a killed server's processes to be gone.
+// reapWait bounds the wait, for all of them together, for the zombies
+// they leave to be reaped by their parent (init, for a server started
+// detached): an init that reaps does so within milliseconds, and one that
+// does not (a container's) never will, so a long wait, let alone one per
+// process (10 s each, before), buys nothing.
 const (
 	killWait = 30 * time.Second
-	reapWait = 10 * time.Second
+	reapWait = 200 * time.Millisecond
 )
 
 // Kill crashes the named server that Up started from cfg.Dir: it stops the
@@ -49,11 +54,11 @@ func Kill(ctx context.Context, cfg Config, name string) (int, error) {
 			}
 		}
 		// A zombie still answers kill(pid, 0), and PostgreSQL refuses to
-		// start while the pid in its lock file does: give whoever reaps
-		// orphans here a moment to do it.
-		for _, p := range tree {
-			waitReaped(ctx, p, reapWait)
-		}
+		// start while the pid in its lock file does: reap our own, and
+		// give whoever reaps orphans here a moment to do it. (Up clears
+		// lock files naming a dead process, zombie or not, before it
+		// starts a server: removeStaleLocks.)
+		waitReaped(ctx, tree, reapWait)
 		return nil
 	})
 }
@@ -91,16 +96,32 @@ func running(ctx context.Context, cfg Config, name, what string, f func(pid int)
 	return done, err
 }
 
-// waitReaped waits until pid has no /proc entry (not even a zombie), at
-// most timeout.
-func waitReaped(ctx context.Context, pid int, timeout time.Duration) {
+// waitReaped waits until none of pids, all dead, has a /proc entry (not
+// even a zombie), at most timeout for them all. A zombie that is our own
+// child is reaped here, since nobody else would: the servers are started
+// detached and are never ours, but a caller's stand-in may be (a caller
+// that then waits for it gets ECHILD).
+func waitReaped(ctx context.Context, pids []int, timeout time.Duration) {
 	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err != nil {
+	left := slices.Clone(pids)
+	for {
+		left = slices.DeleteFunc(left, reaped)
+		if len(left) == 0 || !time.Now().Before(deadline) || ctx.Err() != nil {
 			return
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// reaped reports whether the dead process pid has no /proc entry left,
+// reaping it first when it is a zombie child of ours.
+func reaped(pid int) bool {
+	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err != nil {
+		return true
+	}
+	var status syscall.WaitStatus
+	p, err := syscall.Wait4(pid, &status, syscall.WNOHANG, nil)
+	return err == nil && p == pid
 }
 
 func containsPID(list []int, pid int) bool {

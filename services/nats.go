@@ -149,8 +149,13 @@ func (natsServer) probe(ctx context.Context, in *instance) (probeResult, error) 
 	return probeResult{version: "nats-server " + nc.ConnectedServerVersion(), durability: store.DurabilityFsync}, nil
 }
 
-// setDurability has nothing to change: the cluster always runs with
-// sync_interval: always.
+// fixedDurability: the cluster always runs with sync_interval: always.
+func (natsServer) fixedDurability() (store.Durability, string) {
+	return store.DurabilityFsync, "durability is always fsync (JetStream sync_interval: always)"
+}
+
+// setDurability is never called (fixedDurability): there is nothing to
+// change.
 func (natsServer) setDurability(context.Context, *instance, store.Durability) (bool, error) {
 	return false, nil
 }

@@ -131,8 +131,14 @@ func (rabbitmqServer) probe(ctx context.Context, in *instance) (probeResult, err
 	return probeResult{version: "RabbitMQ " + version, durability: store.DurabilityFsync}, nil
 }
 
-// setDurability has nothing to change: durability is the client's choice
-// per queue and message.
+// fixedDurability: durability is the client's choice per queue and
+// message; a persistent message is fsync'd before it is confirmed.
+func (rabbitmqServer) fixedDurability() (store.Durability, string) {
+	return store.DurabilityFsync, "durability is each queue's and message's, chosen by the client (the bench's --durability, rw's --durable); a persistent message is fsync'd before its confirm"
+}
+
+// setDurability is never called (fixedDurability): there is nothing to
+// change.
 func (rabbitmqServer) setDurability(context.Context, *instance, store.Durability) (bool, error) {
 	return false, nil
 }

@@ -47,6 +47,16 @@ type server interface {
 	setDurability(ctx context.Context, in *instance, d store.Durability) (restart bool, err error)
 }
 
+// fixedDurability is a server that takes no durability setting: it runs
+// in one mode whatever Config.Durability asks (the NATS cluster always
+// syncs; RabbitMQ leaves durability to each queue and message). Up says
+// so instead of claiming a change, and starts it in that mode.
+type fixedDurability interface {
+	// fixedDurability returns the mode the server reports, and a
+	// sentence saying what its durability is instead of a setting.
+	fixedDurability() (store.Durability, string)
+}
+
 // setupper is a server that needs accounts created after its first start
 // (PostgreSQL; the others create theirs from their start-up script).
 type setupper interface {
@@ -124,6 +134,9 @@ func serversByName(names []string) ([]server, error) {
 // newInstance resolves where and as whom s runs. It creates no directory.
 func newInstance(cfg *Config, s server) (*instance, error) {
 	in := &instance{srv: s, cfg: cfg, dir: filepath.Join(cfg.Dir, s.name()), port: s.basePort() + cfg.portOffset, durability: cfg.startDurability()}
+	if f, ok := s.(fixedDurability); ok {
+		in.durability, _ = f.fixedDurability()
+	}
 	u, err := lookupAccount(s.runAs())
 	if err != nil {
 		return nil, err
@@ -217,6 +230,14 @@ func upOne(ctx context.Context, in *instance) error {
 	if err := in.makeDir(); err != nil {
 		return err
 	}
+	// want is the mode to switch a running server to ("": keep its own).
+	want := cfg.Durability
+	if f, ok := s.(fixedDurability); ok {
+		if d, what := f.fixedDurability(); want != "" && want != d {
+			fmt.Fprintf(cfg.Log, "%s: %s; ignores --durability %s\n", s.name(), what, want)
+		}
+		want = "" // what runs, or starts (in.durability), runs in d
+	}
 	pid, _, err := in.pid()
 	if err != nil {
 		return err
@@ -235,18 +256,18 @@ func upOne(ctx context.Context, in *instance) error {
 		if err != nil {
 			return err
 		}
-		if cfg.Durability == "" || p.durability == cfg.Durability {
+		if want == "" || p.durability == want {
 			return nil
 		}
-		restart, err := s.setDurability(ctx, in, cfg.Durability)
+		restart, err := s.setDurability(ctx, in, want)
 		if err != nil {
-			return fmt.Errorf("services: %s: switching to durability %s: %w", s.name(), cfg.Durability, err)
+			return fmt.Errorf("services: %s: switching to durability %s: %w", s.name(), want, err)
 		}
 		if !restart {
-			fmt.Fprintf(cfg.Log, "%s: durability set to %s\n", s.name(), cfg.Durability)
+			fmt.Fprintf(cfg.Log, "%s: durability set to %s\n", s.name(), want)
 			return nil
 		}
-		fmt.Fprintf(cfg.Log, "%s: restarting (pid %d) to change durability from %s to %s\n", s.name(), pid, p.durability, cfg.Durability)
+		fmt.Fprintf(cfg.Log, "%s: restarting (pid %d) to change durability from %s to %s\n", s.name(), pid, p.durability, want)
 		if err := stopProcess(ctx, pid, s.stopSignal(), cfg.Timeout); err != nil {
 			return fmt.Errorf("services: %s: %w", s.name(), err)
 		}

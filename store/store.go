@@ -176,6 +176,20 @@ type Registration struct {
 	// it. A store named explicitly is run anyway, and the workload fails
 	// saying what the store lacks.
 	Workloads []string
+	// Pipelines names the workloads among "ims", "search" and "checkout"
+	// whose sessions keep several calls in flight (store.Pipeliner,
+	// SearchPipeliner, CheckoutPipeliner); in the others the store runs
+	// --pipeline 1 only (Refusal).
+	Pipelines []string
+	// Refuses, when set, says why the store cannot run a use of a
+	// workload it runs ("" when it can): a flag it cannot honour, such as
+	// rw's MODIFY on a queue or --transactional on MyISAM. Pipelining is
+	// Pipelines's. See Refusal.
+	Refuses func(Use) string
+	// Volatile: the store keeps nothing beyond the bench's process,
+	// whatever the durability asked (memory); no fdatasync bound applies
+	// to it.
+	Volatile bool
 }
 
 // Runs reports whether the store runs the bench workload named workload

@@ -87,6 +87,19 @@ func (k *Kind) Validate(cfg bench.KindConfig) error {
 // Key is the key of number i.
 func Key(i int) string { return "k" + strconv.Itoa(100_000_000 + i)[1:] }
 
+// options are the record space's options in durability d: plain writes,
+// durable in fsync mode.
+func options(d store.Durability) store.RWOptions {
+	return store.RWOptions{Lock: store.RWLockHard, Durable: d == store.DurabilityFsync, Confirm: true}
+}
+
+// StoreUse implements bench.StoreUser: the record space's options, and
+// READ only reads.
+func (k *Kind) StoreUse(u *store.Use) {
+	u.RW = options(u.Durability)
+	u.ReadOnly = k.RequestType == "READ"
+}
+
 // Run runs the workload.
 func (k *Kind) Run(ctx context.Context, cfg bench.KindConfig, st store.Store) (*bench.Result, error) {
 	if err := cfg.RunConfig.Validate(); err != nil {
@@ -102,7 +115,7 @@ func (k *Kind) Run(ctx context.Context, cfg bench.KindConfig, st store.Store) (*
 	if !ok {
 		return nil, fmt.Errorf("%w: %s holds no records (store.RWStore)", bench.ErrUnsupported, cfg.Store)
 	}
-	space, err := rs.RWOpen(ctx, store.RWOptions{Lock: store.RWLockHard, Durable: cfg.Durability == store.DurabilityFsync, Confirm: true})
+	space, err := rs.RWOpen(ctx, options(cfg.Durability))
 	if err != nil {
 		if errors.Is(err, store.ErrRWUnsupported) {
 			return nil, fmt.Errorf("%w: %v", bench.ErrUnsupported, err)

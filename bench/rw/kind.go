@@ -124,6 +124,15 @@ func (k *Kind) options(d store.Durability) store.RWOptions {
 	return store.RWOptions{Lock: store.RWLock(k.Lock), Transactional: k.Transactional, Versioned: k.Versioned, Durable: durable, Confirm: k.Confirm}
 }
 
+// StoreUse implements bench.StoreUser: the record space's options, the
+// request type (a queue has no MODIFY), and READ only reads.
+func (k *Kind) StoreUse(u *store.Use) {
+	u.RW = k.options(u.Durability)
+	u.RWRequest = k.RequestType
+	u.Durable = u.RW.Durable
+	u.ReadOnly = k.RequestType == RequestRead
+}
+
 // modifyMode is how MODIFY, MODIFY_LOCKED and MIXED's writes modify.
 func (k *Kind) modifyMode() store.RWModify {
 	switch {

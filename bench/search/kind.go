@@ -42,6 +42,9 @@ func (k *Kind) params(cfg bench.KindConfig) Params {
 	return p
 }
 
+// StoreUse implements bench.StoreUser: the timed part only searches.
+func (k *Kind) StoreUse(u *store.Use) { u.ReadOnly = true }
+
 // Validate checks the flags.
 func (k *Kind) Validate(cfg bench.KindConfig) error {
 	p := k.params(cfg)

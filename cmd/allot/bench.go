@@ -96,7 +96,7 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 		f.kind.RegisterFlags(fs)
 	}
 	fs.StringVar(&f.storeName, "store", "embedded", "the store to run (see Stores above)")
-	fs.StringVar(&f.stores, "stores", "", "comma-separated stores to run one after another on the same ops, or 'all' (every registered store that runs the --workload, but the deliberately wrong naive-* controls and allot-cluster, which needs --addr); overrides --store")
+	fs.StringVar(&f.stores, "stores", "", "comma-separated stores to run one after another on the same ops, or 'all' (every registered store that runs the --workload, but the deliberately wrong naive-* controls, allot-cluster, which needs --addr, and the stores that refuse the flags given, each named on a line with the reason: --pipeline where their sessions make one call at a time, rw's MODIFY on a queue, --transactional on MyISAM...); overrides --store")
 	fs.IntVar(&f.workers, "workers", bench.WorkersDefault, "number of sessions issuing ops at once (open loop: the most ops in flight)")
 	fs.StringVar(&f.durability, "durability", "fsync", "fsync, write or none (README's durability table says what each means per store); a comma list runs each")
 	fs.StringVar(&f.dataDir, "data", "", "data directory of the embedded store (default: a temporary one, removed after the run)")
@@ -211,7 +211,64 @@ func parseBench(args []string, stdout, stderr io.Writer) (*benchJob, error) {
 	// An explicit --ops 0 (--rows, --skus) is a bad value, not "the
 	// preset's" (or the workload's default).
 	f.workload.set = f.set
-	return f.job()
+	j, err := f.job()
+	if err != nil {
+		return nil, err
+	}
+	if err := j.leaveOutRefused(); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// use is what the run of store name in durability d asks of the store
+// (bench.StoreUse).
+func (j *benchJob) use(name string, d store.Durability) store.Use {
+	return bench.StoreUse(j.f.kindName, j.f.kind, j.runConfig(0, name, d))
+}
+
+// refusal says why store name cannot run the job in durability d, ""
+// when it can (store.Registration.Refusal). A store that does not run the
+// workload at all is not refused here: named explicitly, it fails saying
+// what it lacks, as its adapter says it.
+func (j *benchJob) refusal(name string, d store.Durability) string {
+	reg, err := store.Lookup(name)
+	if err != nil || !reg.Runs(j.f.kindName) {
+		return ""
+	}
+	return reg.Refusal(j.use(name, d))
+}
+
+// leaveOutRefused takes out of `--stores all` every store that refuses
+// the job's flags in one of its durabilities, keeping a line saying why
+// for the run to print. A store named explicitly stays, and its run fails
+// with the same reason (runStore).
+func (j *benchJob) leaveOutRefused() error {
+	if j.f.stores != "all" || j.f.kill > 0 {
+		return nil
+	}
+	kept := j.stores[:0]
+	for _, name := range j.stores {
+		reason := ""
+		for _, d := range j.durabilities {
+			if reason = j.refusal(name, d); reason != "" {
+				if len(j.durabilities) > 1 {
+					reason += " (--durability " + string(d) + ")"
+				}
+				break
+			}
+		}
+		if reason != "" {
+			j.skipped = append(j.skipped, "skipping "+name+": "+reason)
+			continue
+		}
+		kept = append(kept, name)
+	}
+	j.stores = kept
+	if len(j.stores) == 0 {
+		return fmt.Errorf("no store to run: every store that runs workload %s refuses these flags:\n%s", j.f.kindName, strings.Join(j.skipped, "\n"))
+	}
+	return nil
 }
 
 func isTerminal(w io.Writer) bool {
@@ -228,6 +285,9 @@ type benchJob struct {
 	fileWorkload *workload.Workload // --ops-file, else nil
 	allParams    []workload.Params  // one per --preset in the list
 	params       workload.Params    // the current one, before sweep changes
+	// skipped says, a line each, which stores `--stores all` left out
+	// for refusing the flags, and why (leaveOutRefused).
+	skipped []string
 
 	stdout, stderr io.Writer
 	progress       bool
@@ -482,6 +542,9 @@ func (j *benchJob) run(ctx context.Context) error {
 	if j.f.kill > 0 {
 		return j.runKill(ctx)
 	}
+	for _, line := range j.skipped {
+		fmt.Fprintln(j.stderr, line)
+	}
 	j.results = bench.ResultsFile{Version: bench.ResultsVersion, Started: time.Now().UTC(), Command: os.Args}
 	if j.f.out != "" || j.f.reportFile != "" {
 		env, err := json.Marshal(sysinfo.Collect(ctx))
@@ -611,6 +674,9 @@ func (j *benchJob) runStore(ctx context.Context, cfg bench.RunConfig, info bench
 			Sweep:    cfg.Sweep, Started: time.Now().UTC(), Status: status, Error: err.Error(),
 			Check: bench.CheckResult{Violations: []string{}},
 		}
+	}
+	if reason := j.refusal(cfg.Store, cfg.Durability); reason != "" {
+		return notRun(bench.StatusFailed, fmt.Errorf("bench: store %s: %s", cfg.Store, reason)), nil
 	}
 	st, err := j.openStore(ctx, cfg)
 	if err != nil {

@@ -9,7 +9,8 @@ import (
 )
 
 // runProbe measures what a run is read against, around the run: the
-// closed-loop bound before a durable run (bench.MeasureBound), and with
+// closed-loop bound before a run of durable writes (bench.MeasureBound,
+// bench.BoundApplies), and with
 // --breakdown the server's per-stage times over the run
 // (store.StageReporter).
 type runProbe struct {
@@ -24,7 +25,9 @@ type runProbe struct {
 // on stderr and left out: it must not fail the run it describes.
 func (j *benchJob) startProbe(ctx context.Context, st store.Store, cfg bench.RunConfig) *runProbe {
 	p := &runProbe{j: j, st: st, cfg: cfg}
-	if cfg.Durability == store.DurabilityFsync {
+	// Only an ack that waits for an fdatasync has the bound: not a
+	// read-only run, nor the memory store (bench.BoundApplies).
+	if reg, err := store.Lookup(cfg.Store); err == nil && bench.BoundApplies(reg, j.use(cfg.Store, cfg.Durability)) {
 		dir := j.f.dataDir
 		if d, ok := st.(store.DataDirer); ok && d.DataDir() != "" {
 			dir = d.DataDir()
@@ -33,7 +36,7 @@ func (j *benchJob) startProbe(ctx context.Context, st store.Store, cfg bench.Run
 		// does not run the reservation workload has none to ping on
 		// (rabbitmq's cannot be opened, dtm's make orders only).
 		pinged := st
-		if reg, err := store.Lookup(cfg.Store); err == nil && !reg.Runs(bench.WorkloadDefault) {
+		if !reg.Runs(bench.WorkloadDefault) {
 			pinged = nil
 		}
 		b, err := bench.MeasureBound(ctx, pinged, dir, cfg.Workers, max(cfg.Pipeline, 1))

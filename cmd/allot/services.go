@@ -34,13 +34,18 @@ means all but nats (the 3-node NATS JetStream cluster of 'allot serve
 --cluster' starts only when named). Each server listens on 127.0.0.1 only
 (PostgreSQL 15432, MariaDB 13306, Redis 16379, Tarantool 13301, RabbitMQ
 14672, dtm 16789 on Redis, NATS 14220, 14230 and 14240) and keeps data,
-socket, log and pid file in <dir>/<name> (NATS: <dir>/nats-1 to nats-3).`
+socket, log and pid file in <dir>/<name> (NATS: <dir>/nats-1 to nats-3).
+
+--durability sets PostgreSQL, MariaDB, Redis and Tarantool (dtm's is its
+Redis's), at runtime or by a restart. The NATS cluster always syncs
+(fsync), and RabbitMQ leaves durability to each queue and message (the
+client's choice): up says it ignores it for them, and changes nothing.`
 
 func runServices(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("services", "up|down|status [flags] [NAME...]", servicesAbout, stderr)
 	cfg := services.Config{Log: stdout}
 	fs.StringVar(&cfg.Dir, "dir", "", "directory holding one folder per server (default <module root>/.allot/services)")
-	durability := fs.String("durability", "", "fsync, write or none: the servers' durability (README's durability table); empty keeps a running server's and starts new ones in fsync")
+	durability := fs.String("durability", "", "fsync, write or none: the servers' durability (README's durability table; NATS and RabbitMQ have none to set, see above); empty keeps a running server's and starts new ones in fsync")
 	fs.DurationVar(&cfg.Timeout, "timeout", 2*time.Minute, "how long to wait for one server to answer after a start or to exit after a stop")
 	for _, a := range args {
 		if a == "-h" || a == "--help" || a == "-help" {

@@ -17,6 +17,7 @@ import (
 	"allot/internal/fsinfo"
 	"allot/inventory"
 	"allot/store"
+	"allot/store/rowrecords"
 )
 
 func init() {
@@ -24,6 +25,10 @@ func init() {
 		Name:  "embedded",
 		About: "allot's engine in-process, journal in --data (default: a temporary directory)",
 		Open:  Open,
+		// Sessions are store.Pipeliner and CheckoutPipeliner; searches
+		// are one at a time.
+		Pipelines: []string{"ims", "checkout"},
+		Refuses:   rowrecords.Refusal,
 	})
 }
 

@@ -16,6 +16,8 @@ func init() {
 		Open:  Open,
 		// No records, catalog or checkout: captures and releases only.
 		Workloads: []string{"ims"},
+		// Nothing leaves the process: no fdatasync bound applies.
+		Volatile: true,
 	})
 }
 

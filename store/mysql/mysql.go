@@ -48,7 +48,24 @@ func init() {
 		},
 		// Holds and orders need transactions, which MyISAM has not.
 		Workloads: []string{"ims", "search", "rw", "kv"},
+		Refuses:   myISAMRefusal,
 	})
+}
+
+// myISAMRefusal is mysql-myisam's Refuses: what package sqlrecords
+// refuses of a table-locked engine when the record space is opened, said
+// before the store is.
+func myISAMRefusal(u store.Use) string {
+	if u.Workload != "rw" && u.Workload != "kv" {
+		return ""
+	}
+	switch {
+	case u.RW.Transactional:
+		return "no --transactional in workload " + u.Workload + ": MyISAM has no transactions (its writes autocommit whatever BEGIN says)"
+	case u.RW.Lock == store.RWLockSoft:
+		return "no --lock soft in workload " + u.Workload + ": MyISAM has no MVCC (every read waits for a writer's table lock, so only --lock hard exists)"
+	}
+	return ""
 }
 
 // Options are what the two registrations (and tests) choose beyond

@@ -41,6 +41,12 @@ func init() {
 		},
 		// A queue holds messages, not rows or records to modify in place.
 		Workloads: []string{"rw"},
+		Refuses: func(u store.Use) string {
+			if u.RWModifies() {
+				return "no " + u.RWRequest + " in workload rw: a queue publishes (WRITE) and consumes (READ); it has no record to modify"
+			}
+			return ""
+		},
 	})
 }
 

@@ -43,6 +43,9 @@ func init() {
 		About:  "Redis 7: rows in hashes, a sorted-set index per group, capture and release as Lua scripts",
 		Open:   Open,
 		Server: store.ServerRedis,
+		// Sessions are SearchPipeliner and CheckoutPipeliner; captures
+		// and releases are one script call at a time.
+		Pipelines: []string{"search", "checkout"},
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"allot/client"
 	"allot/inventory"
 	"allot/store"
+	"allot/store/rowrecords"
 )
 
 func init() {
@@ -19,6 +20,8 @@ func init() {
 		Open: func(ctx context.Context, cfg store.Config) (store.Store, error) {
 			return Open(ctx, cfg, Options{})
 		},
+		Pipelines: pipelinedWorkloads,
+		Refuses:   rowrecords.Refusal,
 	})
 	store.Register(store.Registration{
 		Name:  "allot-mux",
@@ -26,6 +29,9 @@ func init() {
 		Open: func(ctx context.Context, cfg store.Config) (store.Store, error) {
 			return Open(ctx, cfg, Options{Shared: true})
 		},
+		// Its sessions send one call at a time each; the Batcher
+		// pipelines what the sessions send together.
+		Refuses: rowrecords.Refusal,
 	})
 	store.Register(store.Registration{
 		Name:         ClusterStore,
@@ -37,8 +43,16 @@ func init() {
 			}
 			return Open(ctx, cfg, Options{})
 		},
+		Pipelines: pipelinedWorkloads,
+		Refuses:   rowrecords.Refusal,
 	})
 }
+
+// pipelinedWorkloads are the workloads whose sessions keep calls in
+// flight, for the stores with a connection per session: every one with a
+// pipelined form (Session is a store.Pipeliner, SearchPipeliner and
+// CheckoutPipeliner; allot-mux's sharedSession is none of them).
+var pipelinedWorkloads = []string{"ims", "search", "checkout"}
 
 // ClusterStore is the name of the store of a replicated shard.
 const ClusterStore = "allot-cluster"

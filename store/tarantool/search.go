@@ -39,6 +39,9 @@ func init() {
 			return &publishedStore{s}, nil
 		},
 		Server: store.ServerTarantool,
+		// Its sessions embed the tarantool store's.
+		Pipelines: []string{"checkout"},
+		Refuses:   rwRefusal,
 	})
 }
 

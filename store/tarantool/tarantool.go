@@ -56,8 +56,28 @@ func init() {
 				return open(ctx, cfg, e)
 			},
 			Server: store.ServerTarantool,
+			// Sessions are CheckoutPipeliner only.
+			Pipelines: []string{"checkout"},
+			Refuses:   rwRefusal,
 		})
 	}
+}
+
+// rwRefusal is the registrations' Refuses: what RWOpen refuses, said
+// before the store is opened (the server is taken to run in the
+// durability the run asks: the bench restarts it so).
+func rwRefusal(u store.Use) string {
+	if u.Workload != "rw" && u.Workload != "kv" {
+		return ""
+	}
+	if fsync := u.Durability == store.DurabilityFsync || u.Durability == ""; u.RW.Durable != fsync {
+		want := "fsync"
+		if !u.RW.Durable {
+			want = "write"
+		}
+		return fmt.Sprintf("workload %s: tarantool runs with wal_mode %s, fixed at its start: --durable=%v needs --durability %s", u.Workload, u.Durability, u.RW.Durable, want)
+	}
+	return ""
 }
 
 // Store is one space of a Tarantool server, reached over one IPROTO
