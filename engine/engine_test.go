@@ -279,8 +279,8 @@ func simulateCrash(t *testing.T, seed uint64, mode Durability) {
 					crashed = mem.Crash(func(string, int) int { return rng.IntN(64) })
 					if mode == DurabilityWrite {
 						// write mode promises only a process crash: the OS
-						// keeps every write.
-						crashed = mem.Crash(func(_ string, n int) int { return n })
+						// keeps every write, and every directory entry.
+						crashed = mem.CrashProcess()
 					}
 					ackedAtCrash = acked
 					close(stop)

@@ -34,11 +34,14 @@
 // The same goes, in a segment of either kind, for ops that repeat (a
 // segment or a frame that does not start where the one before it ended),
 // and for a gap after an unsynced segment wider than the zeros at its end
-// could have held (a missing segment, not a lost tail). Recovery syncs every segment it keeps before
-// it appends: ops acknowledged from then on build on the frames it
-// replayed. A cluster node's journal (Options.Replica) is a copy of the
-// shard's log: damage in its last segment is cut as a hole, and the node
-// takes the rest from the log again.
+// could have held (a missing segment, not a lost tail). Recovery syncs
+// every segment it keeps before it appends, writing the frames of the last
+// two again first (a failed fdatasync leaves its pages clean in the page
+// cache, not on disk, where a plain sync would not write them): ops
+// acknowledged from then on build on the frames it replayed. A cluster
+// node's journal (Options.Replica) is a copy of the shard's log: damage in
+// its last segment is cut as a hole, and the node takes the rest from the
+// log again.
 //
 // Concurrency: see the Journal type. The journal never reads a clock and
 // never decides when to write or sync: the engine does, by durability mode.

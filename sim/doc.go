@@ -20,13 +20,23 @@
 // page by page (vfs.Mem): write and none modes map their segments (three
 // seeds in four; the others take the write(2) path, where frame writes
 // fail and tear), and a write through the mapping is unsynced page cache,
-// as on a real disk. A
-// power cut keeps a seed-chosen subset of every file's unsynced 4 KiB
-// pages, each whole, torn or lost, in no order (unordered writeback); a
-// process crash keeps them all. fsync and none runs end in power cuts;
-// write runs in process crashes, and one time in three in a power cut,
-// which write mode does not promise to survive but must recover from. Half
-// the crashes come in the middle of a window, with replies outstanding.
+// as on a real disk. A failed fdatasync leaves the pages it did not write
+// readable but clean, never written by a later sync, as Linux does
+// (vfs.SyncFailer). Directory entries are durable only once their
+// directory is synced. A power cut keeps a seed-chosen subset of every
+// file's unsynced 4 KiB pages, each whole, torn or lost, in no order
+// (unordered writeback), and each directory's entries as of its last
+// sync. A process crash keeps the page cache and the entries as they are,
+// still unsynced (vfs.Mem.CrashProcess): a power cut later in the run
+// loses what the restarted process did not make durable. In fsync and
+// none runs a crash is a power cut two times in three, else a crash of the
+// process; in write runs a crash of the process, and one time in three a
+// power cut, which write mode does not promise to survive but must recover
+// from. In fsync runs the process may also die in an fdatasync of
+// a segment, between the write of a frame and its sync (the one point of
+// that mode where the page cache holds more than the disk), faults on or
+// off. Half the crashes come in the middle of a window, with replies
+// outstanding.
 //
 // After every recovery the simulator checks the promises, against a
 // reference model (inventory.State, the same pure state machine, fed the
@@ -38,6 +48,8 @@
 //     invented;
 //   - under fsync, every acknowledged op lies inside that prefix (a power
 //     cut loses none); under write, the same after a process crash;
+//   - in every mode, the prefix holds at least every op the previous
+//     recovery replayed: recovery makes them durable before it appends;
 //   - every acknowledged reply equals the model's reply;
 //   - no op was acknowledged that was submitted after the engine reported
 //     a journal error, or during whose Submit the journal failed
@@ -50,7 +62,8 @@
 // simulator flushes after seed-chosen requests), the crash points, the
 // pages a power cut keeps (hashed from the seed, the file and the page)
 // and the fault decisions (the n-th call of a kind on a file is decided by
-// the seed, the kind, the file and n). Not fixed: the engine's background
+// the seed, the kind, the file and n; so are the deaths in an fdatasync).
+// Not fixed: the engine's background
 // goroutines (the spare segment's preallocation, the background sync of
 // full segments, snapshots) run when the scheduler lets them, so whether
 // one of them finished before a crash, and with it what survives, can vary
@@ -59,10 +72,14 @@
 // little. A replay reproduces the workload, the frames, the fault schedule
 // and the crash points.
 //
-// Its power is tested (sim_test.go): each deliberately broken component is
-// caught within 1,000 seeds — an fdatasync that lies (acknowledging before
-// the data is synced), a disk that loses synced bytes, a journal that
-// appends a frame only after its ops were acknowledged (apply before
-// append: journal.BrokenLateAppend), and a recovery that does not cut a
-// torn tail or hole (journal.BrokenKeepTornTail).
+// Its power is tested (sim_test.go, power_audit11_test.go): each
+// deliberately broken component is caught within 1,000 seeds — an
+// fdatasync that lies (acknowledging before the data is synced), a disk
+// that loses synced bytes, a journal that appends a frame only after its
+// ops were acknowledged (apply before append: journal.BrokenLateAppend), a
+// recovery that does not cut a torn tail or hole
+// (journal.BrokenKeepTornTail), a new segment whose name is never synced
+// into its directory (journal.BrokenSegmentNameNotSynced), and a recovery
+// that does not write again (journal.BrokenNoRecoveryRewrite) or does not
+// sync (journal.BrokenNoRecoverySync) the frames it replayed.
 package sim

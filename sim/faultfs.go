@@ -6,6 +6,8 @@ import (
 	"hash/fnv"
 	"io"
 	"math/rand/v2"
+	"path"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -14,7 +16,11 @@ import (
 
 // faultFS injects EIO and ENOSPC into every kind of file-system call
 // (create, open, read, write, sync, directory sync, rename, remove,
-// truncate, map, unmap), each call failing with probability rate. The
+// truncate, map, unmap), each call failing with probability rate. A failed
+// sync leaves the bytes it did not write readable but clean, never to be
+// written by a later sync (vfs.SyncFailer), as Linux does; a failed
+// directory sync changes nothing (ext4 and xfs journal directory entries,
+// and a journal that cannot be written stops the file system instead). The
 // n-th call of one kind on one file is decided by the seed, the kind, the
 // file and n, not by the order of all calls: the engine's background
 // goroutines (spare preallocation, the sync of full segments, snapshots)
@@ -33,6 +39,70 @@ type faultFS struct {
 	// lieSync makes Sync report success without syncing (a broken disk
 	// or a broken engine that acknowledges before the data is durable).
 	lieSync bool
+	// killRate is the chance that the process dies in an fdatasync of a
+	// journal segment, after its frames were written and before they are
+	// synced, while kills is set (between recoveries). mem is the
+	// machine's file system: killed is what the next process finds there
+	// (vfs.Mem.CrashProcess, taken as the sync begins). That sync and
+	// every later one fail, so the dead process acknowledges nothing
+	// more; what it writes after goes where no one reads.
+	killRate float64
+	kills    bool
+	mem      *vfs.Mem
+	killed   *vfs.Mem
+}
+
+// errKilled is what a killed process's calls return.
+var errKilled = errors.New("sim: the process was killed")
+
+// kill decides whether the process dies in this sync of name; if it does,
+// it takes what the next process finds.
+func (f *faultFS) kill(name string) bool {
+	f.mu.Lock()
+	if f.killed != nil {
+		f.mu.Unlock()
+		return true
+	}
+	if !f.kills || f.killRate == 0 || !strings.HasPrefix(path.Base(name), "journal-") {
+		f.mu.Unlock()
+		return false
+	}
+	key := "kill " + name
+	f.calls[key]++
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	dies := rand.New(rand.NewPCG(f.seed^h.Sum64(), f.calls[key])).Float64() < f.killRate
+	f.mu.Unlock()
+	if !dies {
+		return false
+	}
+	killed := f.mem.CrashProcess()
+	f.mu.Lock()
+	f.killed = killed
+	f.mu.Unlock()
+	return true
+}
+
+// dead reports whether the process was killed in a sync.
+func (f *faultFS) dead() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.killed != nil
+}
+
+// takeKilled returns what a process killed in a sync left, or nil.
+func (f *faultFS) takeKilled() *vfs.Mem {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k := f.killed
+	f.killed = nil
+	return k
+}
+
+func (f *faultFS) setKills(on bool) {
+	f.mu.Lock()
+	f.kills = on
+	f.mu.Unlock()
 }
 
 func newFaultFS(fs vfs.FS, seed uint64, rate float64) *faultFS {
@@ -88,6 +158,14 @@ func (f *faultFS) OpenAppend(name string) (vfs.File, error) {
 		return nil, err
 	}
 	file, err := f.fs.OpenAppend(name)
+	return f.wrap(name, file, err)
+}
+
+func (f *faultFS) OpenWrite(name string) (vfs.File, error) {
+	if err := f.fail("open", name); err != nil {
+		return nil, err
+	}
+	file, err := f.fs.OpenWrite(name)
 	return f.wrap(name, file, err)
 }
 
@@ -164,8 +242,17 @@ func (f *faultFile) ReadAt(p []byte, off int64) (int, error) {
 	return f.File.ReadAt(p, off)
 }
 
+// Sync syncs, or fails as Linux fails an fdatasync: the pages it did not
+// write stay readable but are marked clean, so no later Sync writes them
+// and a power cut loses them (vfs.SyncFailer).
 func (f *faultFile) Sync() error {
+	if f.fs.kill(f.name) {
+		return errKilled
+	}
 	if err := f.fs.fail("sync", f.name); err != nil {
+		if sf, ok := f.File.(vfs.SyncFailer); ok {
+			sf.FailSync()
+		}
 		return err
 	}
 	f.fs.mu.Lock()

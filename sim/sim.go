@@ -37,6 +37,12 @@ const (
 	catalogSKUs = 8
 	// ttlMaxMS bounds a hold's time to live: a few windows of the clock.
 	ttlMaxMS = 300
+	// killRate is the chance, in fsync runs, that the process dies in an
+	// fdatasync of a segment, between the write of a frame and its sync:
+	// the one point of that mode where the page cache holds what the disk
+	// does not. It is part of the crash schedule, not a fault: it applies
+	// with faults off too.
+	killRate = 0.002
 )
 
 // Config is one simulated run.
@@ -80,6 +86,16 @@ const (
 	// window whatever the engine ran with
 	// (journal.BrokenReplayLongRetention).
 	BrokenReplayLongRetention
+	// BrokenSegmentNameNotSynced: a new segment's name is never made
+	// durable by a directory sync (journal.BrokenSegmentNameNotSynced).
+	BrokenSegmentNameNotSynced
+	// BrokenNoRecoveryRewrite: recovery syncs what it replayed without
+	// writing it again, so what a failed fdatasync left clean stays off
+	// the disk (journal.BrokenNoRecoveryRewrite).
+	BrokenNoRecoveryRewrite
+	// BrokenNoRecoverySync: recovery neither writes again nor syncs what
+	// it replayed (journal.BrokenNoRecoverySync).
+	BrokenNoRecoverySync
 )
 
 func (b Broken) journal() journal.Broken {
@@ -92,6 +108,12 @@ func (b Broken) journal() journal.Broken {
 		return journal.BrokenSnapshotWithoutCatalog
 	case BrokenReplayLongRetention:
 		return journal.BrokenReplayLongRetention
+	case BrokenSegmentNameNotSynced:
+		return journal.BrokenSegmentNameNotSynced
+	case BrokenNoRecoveryRewrite:
+		return journal.BrokenNoRecoveryRewrite
+	case BrokenNoRecoverySync:
+		return journal.BrokenNoRecoverySync
 	}
 	return journal.BrokenNone
 }
@@ -103,8 +125,16 @@ type Result struct {
 	Ops        int
 	Acked      int
 	Crashes    int
+	PowerCuts  int // of Crashes; the others are crashes of the process
 	Faults     int
 	Recoveries int
+	// Kills counts the crashes of the process in an fdatasync, between a
+	// frame's write and its sync (fsync runs).
+	Kills int
+	// PowerCutsAfterProcessCrash counts the power cuts that came after a
+	// crash of the process earlier in the run: the page cache the
+	// restarted process found held what the disk did not.
+	PowerCutsAfterProcessCrash int
 	// Violations lists broken promises; empty means the run passed.
 	Violations []string
 }
@@ -171,6 +201,12 @@ type runner struct {
 	keyed []inventory.Op
 	// powerCut: the last crash was a power cut (else a process crash).
 	powerCut bool
+	// processCrashed: a crash of the process came earlier in the run.
+	processCrashed bool
+	// recovered is the last op the last recovery replayed: recovery syncs
+	// what it keeps before it appends, so no later crash, of any kind in
+	// any mode, may lose it.
+	recovered int
 	// journalError: the engine reported a journal failure this epoch.
 	journalError bool
 	// faultsBefore counts the faults of earlier processes' file systems.
@@ -209,6 +245,10 @@ func Run(cfg Config) *Result {
 	}
 	r.ffs = newFaultFS(r.mem, cfg.Seed, cfg.FaultRate)
 	r.ffs.lieSync = cfg.Broken == BrokenLyingSync
+	r.ffs.mem = r.mem
+	if cfg.Durability == engine.DurabilityFsync {
+		r.ffs.killRate = killRate
+	}
 	// A few groups of a few warehouses: every capture contends.
 	skus, warehouses := 1+rng.IntN(6), 1+rng.IntN(4)
 	for s := 0; s < skus; s++ {
@@ -238,7 +278,7 @@ func Run(cfg Config) *Result {
 		r.window(n, waitFor)
 		sent += n
 		r.clock.ms.Add(int64(rng.IntN(50)))
-		if r.journalError || crash {
+		if r.journalError || crash || r.ffs.dead() {
 			r.crash()
 			if !r.open() {
 				break
@@ -454,17 +494,39 @@ func (r *runner) noteError(err error) {
 	r.violation("an op failed with an error of no outcome class: %v", err)
 }
 
-// crash ends the process. Under fsync and none it is a power cut; under
-// write a process crash, and one time in three a power cut (which the mode
-// does not promise to survive, but must recover from). A power cut keeps a
-// seed-chosen subset of each file's unsynced pages, each whole, torn or
-// lost, mapped pages included (vfs.Mem.CrashPages); a process crash keeps
-// them all.
+// crash ends the process. Under fsync and none it is a power cut two times
+// in three, else a crash of the process; under write a process crash, and
+// one time in three a power cut (which the mode does not promise to
+// survive, but must recover from). A process killed in an fdatasync
+// (faultFS.kill) has crashed already. A power cut keeps a seed-chosen
+// subset of each file's unsynced pages, each whole, torn or lost, mapped
+// pages included (vfs.Mem.CrashPages), and the directory entries as of
+// each directory's last sync; a process crash keeps the page cache and
+// the entries as they are, unsynced still (vfs.Mem.CrashProcess), for a
+// later power cut to lose what the next process does not make durable.
 func (r *runner) crash() {
 	r.res.Crashes++
-	r.powerCut = r.cfg.Durability != engine.DurabilityWrite || r.rng.IntN(3) == 0
-	var survived *vfs.Mem
+	// A process killed in an fdatasync crashed then: what it left.
+	survived := r.ffs.takeKilled()
+	r.powerCut = false
+	if survived != nil {
+		r.res.Kills++
+	} else {
+		if r.cfg.Durability == engine.DurabilityWrite {
+			r.powerCut = r.rng.IntN(3) == 0
+		} else {
+			r.powerCut = r.rng.IntN(3) != 0
+		}
+		if !r.powerCut {
+			survived = r.mem.CrashProcess()
+		}
+	}
+	if r.powerCut && r.processCrashed {
+		r.res.PowerCutsAfterProcessCrash++
+	}
+	r.processCrashed = r.processCrashed || !r.powerCut
 	if r.powerCut {
+		r.res.PowerCuts++
 		seed := r.rng.Uint64()
 		survived = r.mem.CrashPages(func(name string, page int64) int {
 			h := fnv.New64a()
@@ -478,8 +540,6 @@ func (r *runner) crash() {
 			}
 			return pr.IntN(vfs.PageBytes)
 		})
-	} else {
-		survived = r.mem.CrashPages(func(string, int64) int { return vfs.PageBytes })
 	}
 	if r.cfg.Broken == BrokenLosesSynced {
 		loseSyncedTail(survived)
@@ -493,10 +553,10 @@ func (r *runner) crash() {
 	// A file system of its own for the new process: the old engine's
 	// goroutines may still write through the old one.
 	next := newFaultFS(survived, r.rng.Uint64(), r.ffs.rate)
-	next.lieSync = r.ffs.lieSync
+	next.lieSync, next.mem, next.killRate = r.ffs.lieSync, survived, r.ffs.killRate
 	r.ffs.mu.Lock()
 	r.faultsBefore += r.ffs.faults
-	r.ffs.rate = 0
+	r.ffs.rate, r.ffs.kills = 0, false
 	r.ffs.mu.Unlock()
 	r.ffs = next
 }
@@ -504,7 +564,7 @@ func (r *runner) crash() {
 // open recovers the engine and checks the promises.
 func (r *runner) open() bool {
 	r.ffs.mu.Lock()
-	r.ffs.reads = true
+	r.ffs.reads, r.ffs.kills = true, false
 	r.ffs.mu.Unlock()
 	defer func() {
 		r.ffs.mu.Lock()
@@ -543,6 +603,7 @@ func (r *runner) open() bool {
 	r.ffs.setRate(0)
 	r.check()
 	r.ffs.setRate(r.cfg.FaultRate)
+	r.ffs.setKills(true)
 	return len(r.res.Violations) == 0
 }
 
@@ -601,6 +662,10 @@ func (r *runner) check() {
 	if lsn < base && r.res.Recoveries > 1 && promised {
 		r.violation("recovered to op %d, but %d ops had been recovered before", lsn, base)
 	}
+	if lsn < r.recovered {
+		r.violation("recovered to op %d, but an earlier recovery replayed ops up to %d and made them durable before it went on", lsn, r.recovered)
+	}
+	r.recovered = lsn
 	cands := slices.Clone(r.history)
 	lastAcked := -1
 	for _, e := range r.epoch {

@@ -13,7 +13,10 @@ var ErrInjected = errors.New("vfs: injected fault")
 
 // Faulty wraps an FS and injects failures: after WriteBytesMax bytes have
 // been written in all, a write stores only what fits (a torn write) and
-// fails; SyncFail makes every Sync fail. The zero limits inject nothing.
+// fails; SyncFail makes every Sync fail, as Linux fails an fdatasync: the
+// bytes it did not write stay readable but are clean, not durable, and no
+// later Sync writes them (SyncFailer, on files of a Mem). The zero limits
+// inject nothing.
 type Faulty struct {
 	FS FS
 
@@ -109,6 +112,11 @@ func (f *Faulty) OpenAppend(name string) (File, error) {
 	return f.wrap(name, file, err)
 }
 
+func (f *Faulty) OpenWrite(name string) (File, error) {
+	file, err := f.FS.OpenWrite(name)
+	return f.wrap(name, file, err)
+}
+
 func (f *Faulty) Open(name string) (File, error) {
 	file, err := f.FS.Open(name)
 	return f.wrap(name, file, err)
@@ -163,6 +171,10 @@ func (f *faultyFile) Sync() error {
 	fail, h := f.fs.syncFail, f.fs.hold
 	f.fs.mu.Unlock()
 	if fail {
+		// As on Linux, the failed writeback leaves its pages clean.
+		if sf, ok := f.File.(SyncFailer); ok {
+			sf.FailSync()
+		}
 		return ErrInjected
 	}
 	if h != nil && strings.HasPrefix(path.Base(f.name), h.prefix) {

@@ -21,8 +21,9 @@ const PageBytes = 4096
 // decides page by page what of each unsynced page reached the disk (none,
 // all, or a torn prefix), in any combination: the kernel writes dirty
 // pages back in no particular order. Crash keeps a prefix of the unsynced
-// bytes instead (none: a lost write; some: a torn write; all: a process
-// crash, where the OS still had it).
+// bytes instead (none: a lost write; some: a torn write; all: everything
+// written back). CrashProcess is a crash of the process alone: the page
+// cache survives as it is, still unsynced.
 //
 // With EnableMapping, files can be mapped (Mapper): a mapping is the
 // file's own bytes, so a write through it is at once what the file holds
@@ -32,12 +33,45 @@ const PageBytes = 4096
 // one process's disk but would make every engine test that reads the
 // journal while writing it a data race.
 //
-// Directory entries are treated as durable at once. That is weaker than a
-// real disk, where a create is durable only after SyncDir; the journal syncs
-// the directory after every create and rename anyway.
+// The namespace is modelled as on ext4 (data=ordered) or xfs, on the
+// conservative side: a directory entry changed by Create, Rename or Remove
+// is durable only once its directory is synced (SyncDir). A crash finds,
+// in each directory, the entries it held at its last SyncDir, each naming
+// the file it named then, with that file's durable bytes: a file created
+// and synced whose directory was not synced since is gone; a rename not
+// followed by SyncDir reverts (the file is back under its old name, and a
+// file it replaced is back under the new one); so does a remove. A file's
+// Sync makes its bytes and its size durable, never its name. A rename
+// between two directories is two entry changes, each durable with its own
+// directory's sync (a journaling file system commits both at once; nothing
+// here renames across directories). Not modelled: a real disk may commit
+// entry changes before any SyncDir too, in the order they were made (ext4
+// commits its journal every few seconds, and a file's fsync commits the
+// changes before it). A crash here reverts every one since the last
+// SyncDir: the strict case for code that needs a name to be durable, and
+// nothing here needs one to be lost.
+//
+// Create of an existing name truncates that file (O_TRUNC) instead of
+// making another: the name still names it, so its Sync makes the new
+// contents durable without a SyncDir, as on Linux.
+//
+// Truncate changes the size at once for readers; the new size is durable
+// only with the file's next Sync (fdatasync writes a size change): a crash
+// before it finds the file at its durable length, its old bytes past the
+// cut included. After that Sync, bytes past the cut that were not written
+// again read as zeros, never as the old bytes.
+//
+// Directories themselves (MkdirAll) are durable at once: the journal makes
+// its directory once and never syncs its parent, which a real disk would
+// need for a directory created just before a power cut.
 type Mem struct {
-	mu      sync.Mutex
+	mu sync.Mutex
+	// files is the namespace as the running system sees it; durable is
+	// what a crash leaves of it: each directory's entries at its last
+	// SyncDir. Both name the same nodes: a node's bytes are one file's,
+	// whatever names it has.
 	files   map[string]*memNode
+	durable map[string]*memNode
 	dirs    map[string]bool
 	locks   map[string]bool
 	mapping bool
@@ -48,20 +82,27 @@ type Mem struct {
 // [dirtyFrom, dirtyTo) spans them, for Crash's prefix model. The pages
 // under a mapping (the first mappedBytes bytes) may have been written
 // without a call: which of them are dirty is found by comparing them with
-// their durable copy.
+// mappedSeen, the mapped bytes as the last look saw them. Rejected:
+// comparing them with their durable copy, which takes a page a failed sync
+// left clean but not durable (SyncFailer) for a dirty one again.
 type memNode struct {
-	mu          sync.Mutex
-	data        []byte
-	durable     []byte
-	dirty       []uint64
-	dirtyFrom   int // -1: nothing written since the last Sync
-	dirtyTo     int
+	mu        sync.Mutex
+	data      []byte
+	durable   []byte
+	dirty     []uint64
+	dirtyFrom int // -1: nothing written since the last Sync
+	dirtyTo   int
+	// truncTo is the shortest size the file was truncated to since the
+	// last Sync, or -1: the durable bytes past it are stale once the next
+	// Sync makes the cut durable.
+	truncTo     int
 	maps        int // mappings not yet unmapped
 	mappedBytes int
+	mappedSeen  []byte // len mappedBytes while mapped
 }
 
 func newMemNode(data []byte) *memNode {
-	return &memNode{data: data, durable: append([]byte(nil), data...), dirtyFrom: -1}
+	return &memNode{data: data, durable: append([]byte(nil), data...), dirtyFrom: -1, truncTo: -1}
 }
 
 // written records a write of [off, off+n).
@@ -87,22 +128,28 @@ func (n *memNode) markDirty(p int) {
 	n.dirty[p/64] |= 1 << (p % 64)
 }
 
-// collectMapped marks dirty the mapped pages that differ from their
-// durable copy: the writes made through a mapping.
+// collectMapped marks dirty the mapped pages that changed since the last
+// look: the writes made through a mapping.
 func (n *memNode) collectMapped() {
-	end := min(n.mappedBytes, len(n.data))
+	end := min(n.mappedBytes, len(n.data), len(n.mappedSeen))
 	for off := 0; off < end; off += PageBytes {
 		to := min(off+PageBytes, end)
-		var old []byte
-		if off < len(n.durable) {
-			old = n.durable[off:min(to, len(n.durable))]
-		}
-		page := n.data[off:to]
-		if len(old) == len(page) && string(old) == string(page) {
+		if string(n.mappedSeen[off:to]) == string(n.data[off:to]) {
 			continue
 		}
 		n.written(off, to-off)
+		copy(n.mappedSeen[off:to], n.data[off:to])
 	}
+}
+
+// failSync is a failed fdatasync (SyncFailer): the dirty pages are marked
+// clean, not written. A size change (truncTo, or the end of data past the
+// durable end) stays to be written by the next sync, which then finds
+// zeros where the lost bytes were.
+func (n *memNode) failSync() {
+	n.collectMapped()
+	clear(n.dirty)
+	n.dirtyFrom = -1
 }
 
 // dirtyPages calls fn with each dirty page, in file order.
@@ -118,6 +165,12 @@ func (n *memNode) dirtyPages(fn func(p int)) {
 
 func (n *memNode) sync() {
 	n.collectMapped()
+	if n.truncTo >= 0 {
+		// The cut becomes durable: what lay past it is gone, and bytes
+		// not written there since read as zeros.
+		n.durable = n.durable[:min(len(n.durable), n.truncTo)]
+		n.truncTo = -1
+	}
 	if len(n.durable) < len(n.data) {
 		n.durable = append(n.durable, make([]byte, len(n.data)-len(n.durable))...)
 	}
@@ -137,7 +190,7 @@ var _ FS = (*Mem)(nil)
 
 // NewMem returns an empty in-memory FS.
 func NewMem() *Mem {
-	return &Mem{files: map[string]*memNode{}, dirs: map[string]bool{"/": true, ".": true}}
+	return &Mem{files: map[string]*memNode{}, durable: map[string]*memNode{}, dirs: map[string]bool{"/": true, ".": true}}
 }
 
 // EnableMapping lets files be mapped (see Mem). Without it Map fails with
@@ -157,8 +210,16 @@ func (m *Mem) Create(name string) (File, error) {
 	if !m.dirs[path.Dir(name)] {
 		return nil, &os.PathError{Op: "create", Path: name, Err: os.ErrNotExist}
 	}
-	n := newMemNode(nil)
-	m.files[name] = n
+	n := m.files[name]
+	if n != nil {
+		// O_TRUNC: the same file, cut to nothing.
+		n.mu.Lock()
+		n.truncate(0)
+		n.mu.Unlock()
+	} else {
+		n = newMemNode(nil)
+		m.files[name] = n
+	}
 	return &memFile{name: name, node: n, write: true, fs: m}, nil
 }
 
@@ -174,6 +235,7 @@ func (m *Mem) open(name string, write bool) (File, error) {
 }
 
 func (m *Mem) OpenAppend(name string) (File, error) { return m.open(name, true) }
+func (m *Mem) OpenWrite(name string) (File, error)  { return m.open(name, true) }
 func (m *Mem) Open(name string) (File, error)       { return m.open(name, false) }
 
 func (m *Mem) Remove(name string) error {
@@ -228,18 +290,33 @@ func (m *Mem) MkdirAll(dir string) error {
 	}
 }
 
+// SyncDir makes dir's entries durable as they are now: a crash finds
+// exactly these (see Mem).
 func (m *Mem) SyncDir(dir string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.dirs[clean(dir)] {
+	dir = clean(dir)
+	if !m.dirs[dir] {
 		return &os.PathError{Op: "syncdir", Path: dir, Err: os.ErrNotExist}
+	}
+	for name := range m.durable {
+		if path.Dir(name) == dir {
+			delete(m.durable, name)
+		}
+	}
+	for name, n := range m.files {
+		if path.Dir(name) == dir {
+			m.durable[name] = n
+		}
 	}
 	return nil
 }
 
-// Crash returns what survives a crash. keep(name, unsynced) says how many of
-// a file's unsynced bytes survive, counted from the first unsynced byte;
-// nil keeps none (power loss with every unsynced write lost).
+// Crash returns what survives a power cut. keep(name, unsynced) says how
+// many of a file's unsynced bytes survive, counted from the first unsynced
+// byte (none: a lost write; some: a torn write; all: written back before
+// the power went); nil keeps none. The namespace is the durable one (see
+// Mem). A process crash is CrashProcess.
 func (m *Mem) Crash(keep func(name string, unsynced int) int) *Mem {
 	return m.crash(func(name string, n *memNode, data []byte) []byte {
 		if n.dirtyFrom < 0 || keep == nil {
@@ -271,8 +348,47 @@ func (m *Mem) CrashPages(keep func(name string, page int64) int) *Mem {
 	})
 }
 
-// crash builds the FS a crash leaves: every directory, and each file's
-// durable bytes with what writeBackFn adds of its unsynced ones.
+// CrashProcess returns what the next process finds after this one dies
+// with the machine still up: the kernel's page cache and namespace as they
+// are, every byte written and every directory entry made, and what is
+// durable unchanged. A power cut of the returned Mem (Crash, CrashPages)
+// loses what one of this Mem would: a crash of the process makes nothing
+// durable. Rejected: a crash keeping every unsynced byte (Crash with a
+// keep of all), which makes them durable too, so that recovery's own sync
+// of what it replays went untested. Locks and mappings die with the
+// process. The old Mem stays usable, for a process that goes on writing to
+// it unseen.
+func (m *Mem) CrashProcess() *Mem {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := NewMem()
+	c.mapping = m.mapping
+	for d := range m.dirs {
+		c.dirs[d] = true
+	}
+	made := map[*memNode]*memNode{}
+	copyNode := func(n *memNode) *memNode {
+		if made[n] == nil {
+			n.mu.Lock()
+			n.collectMapped()
+			made[n] = &memNode{data: append([]byte(nil), n.data...), durable: append([]byte(nil), n.durable...),
+				dirty: append([]uint64(nil), n.dirty...), dirtyFrom: n.dirtyFrom, dirtyTo: n.dirtyTo, truncTo: n.truncTo}
+			n.mu.Unlock()
+		}
+		return made[n]
+	}
+	for name, n := range m.files {
+		c.files[name] = copyNode(n)
+	}
+	for name, n := range m.durable {
+		c.durable[name] = copyNode(n)
+	}
+	return c
+}
+
+// crash builds the FS a crash leaves: every directory, the durable
+// namespace, and each file in it with its durable bytes and what
+// writeBackFn adds of its unsynced ones.
 func (m *Mem) crash(writeBackFn func(name string, n *memNode, durable []byte) []byte) *Mem {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -281,12 +397,25 @@ func (m *Mem) crash(writeBackFn func(name string, n *memNode, durable []byte) []
 	for d := range m.dirs {
 		c.dirs[d] = true
 	}
-	for name, n := range m.files {
-		n.mu.Lock()
-		n.collectMapped()
-		data := writeBackFn(name, n, append([]byte(nil), n.durable...))
-		n.mu.Unlock()
-		c.files[name] = newMemNode(data)
+	// In name order, so that a file with two durable names is written
+	// back once, asked about under the first.
+	durableNames := make([]string, 0, len(m.durable))
+	for name := range m.durable {
+		durableNames = append(durableNames, name)
+	}
+	sort.Strings(durableNames)
+	made := map[*memNode]*memNode{}
+	for _, name := range durableNames {
+		n := m.durable[name]
+		if made[n] == nil {
+			n.mu.Lock()
+			n.collectMapped()
+			data := writeBackFn(name, n, append([]byte(nil), n.durable...))
+			n.mu.Unlock()
+			made[n] = newMemNode(data)
+		}
+		c.files[name] = made[n]
+		c.durable[name] = made[n]
 	}
 	return c
 }
@@ -362,8 +491,14 @@ func (f *memFile) Map(size int64) ([]byte, error) {
 	if size <= 0 || size > int64(len(f.node.data)) {
 		return nil, fmt.Errorf("vfs: map %s: %d bytes of a file of %d", f.name, size, len(f.node.data))
 	}
+	f.node.collectMapped()
 	f.node.maps++
-	f.node.mappedBytes = max(f.node.mappedBytes, int(size))
+	if int(size) > f.node.mappedBytes {
+		// The newly mapped bytes, as they are: nothing wrote them
+		// through a mapping yet.
+		f.node.mappedSeen = append(f.node.mappedSeen, f.node.data[f.node.mappedBytes:size]...)
+		f.node.mappedBytes = int(size)
+	}
 	return f.node.data[:size:size], nil
 }
 
@@ -377,7 +512,7 @@ func (f *memFile) Unmap(b []byte) error {
 	}
 	f.node.collectMapped()
 	if f.node.maps--; f.node.maps == 0 {
-		f.node.mappedBytes = 0
+		f.node.mappedBytes, f.node.mappedSeen = 0, nil
 	}
 	return nil
 }
@@ -439,26 +574,43 @@ func (f *memFile) Sync() error {
 	return nil
 }
 
+var _ SyncFailer = (*memFile)(nil)
+
+// FailSync: see SyncFailer.
+func (f *memFile) FailSync() {
+	f.node.mu.Lock()
+	f.node.failSync()
+	f.node.mu.Unlock()
+}
+
 func (f *memFile) Truncate(size int64) error {
 	f.node.mu.Lock()
 	defer f.node.mu.Unlock()
 	if size < 0 || size > int64(len(f.node.data)) {
 		return fmt.Errorf("vfs: truncate %s to %d: file has %d bytes", f.name, size, len(f.node.data))
 	}
-	// A truncate is treated as durable at once, like directory entries.
-	f.node.collectMapped()
-	for p := (int(size) + PageBytes - 1) / PageBytes; p/64 < len(f.node.dirty); p++ {
-		f.node.dirty[p/64] &^= 1 << (p % 64)
-	}
-	f.node.mappedBytes = min(f.node.mappedBytes, int(size))
-	f.node.data = f.node.data[:size]
-	f.node.durable = f.node.durable[:min(len(f.node.durable), int(size))]
-	if f.node.dirtyFrom >= int(size) {
-		f.node.dirtyFrom = -1
-	} else if f.node.dirtyFrom >= 0 {
-		f.node.dirtyTo = min(f.node.dirtyTo, int(size))
-	}
+	f.node.truncate(int(size))
 	return nil
+}
+
+// truncate cuts the file to size for readers; the cut is durable with the
+// next sync (truncTo).
+func (n *memNode) truncate(size int) {
+	n.collectMapped()
+	for p := (size + PageBytes - 1) / PageBytes; p/64 < len(n.dirty); p++ {
+		n.dirty[p/64] &^= 1 << (p % 64)
+	}
+	n.mappedBytes = min(n.mappedBytes, size)
+	n.mappedSeen = n.mappedSeen[:min(len(n.mappedSeen), size)]
+	n.data = n.data[:size]
+	if n.truncTo < 0 || size < n.truncTo {
+		n.truncTo = size
+	}
+	if n.dirtyFrom >= size {
+		n.dirtyFrom = -1
+	} else if n.dirtyFrom >= 0 {
+		n.dirtyTo = min(n.dirtyTo, size)
+	}
 }
 
 func (f *memFile) Size() (int64, error) {

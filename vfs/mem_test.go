@@ -27,6 +27,7 @@ func TestMemCrashKeepsWhatWasSynced(t *testing.T) {
 	m := NewMem()
 	m.MkdirAll("/d")
 	f, _ := m.Create("/d/f")
+	m.SyncDir("/d") // durable name: the test is about the bytes
 	write(t, f, "synced.")
 	f.Sync()
 	write(t, f, "unsynced")
@@ -36,7 +37,7 @@ func TestMemCrashKeepsWhatWasSynced(t *testing.T) {
 	}{
 		{nil, "synced."}, // power loss
 		{func(string, int) int { return 3 }, "synced.uns"},          // torn
-		{func(_ string, n int) int { return n }, "synced.unsynced"}, // process crash
+		{func(_ string, n int) int { return n }, "synced.unsynced"}, // all written back
 		{func(string, int) int { return 99 }, "synced.unsynced"},
 	} {
 		if got := content(t, m.Crash(tc.keep), "/d/f"); got != tc.want {
@@ -49,6 +50,7 @@ func TestMemOverwriteOfSyncedBytesIsNotDurableUntilSync(t *testing.T) {
 	m := NewMem()
 	m.MkdirAll("/d")
 	f, _ := m.Create("/d/f")
+	m.SyncDir("/d")               // durable name: the test is about the bytes
 	f.WriteAt(make([]byte, 8), 0) // preallocated zeros
 	f.Sync()
 	f.WriteAt([]byte("ab"), 2)
@@ -193,6 +195,7 @@ func TestMemCrashPagesKeepsAnArbitrarySubset(t *testing.T) {
 	m := NewMem()
 	m.MkdirAll("/d")
 	f, _ := m.Create("/d/f")
+	m.SyncDir("/d") // durable name: the test is about the bytes
 	f.WriteAt(make([]byte, 3*PageBytes), 0)
 	f.Sync()
 	page := func(c byte) []byte { return bytes.Repeat([]byte{c}, PageBytes) }
@@ -233,6 +236,7 @@ func TestMemMappingIsUnsyncedPageCache(t *testing.T) {
 	m := NewMem()
 	m.MkdirAll("/d")
 	f, _ := m.Create("/d/f")
+	m.SyncDir("/d") // durable name: the test is about the bytes
 	if _, err := f.(Mapper).Map(PageBytes); !errors.Is(err, errors.ErrUnsupported) {
 		t.Fatalf("map with mapping off: %v", err)
 	}

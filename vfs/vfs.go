@@ -36,6 +36,17 @@ type UnlinkChecker interface {
 	Unlinked() (bool, error)
 }
 
+// SyncFailer is an optional File capability of the simulated file systems
+// (Mem): FailSync does to the file what a failed fdatasync (EIO, ENOSPC)
+// does on Linux, where writeback errors mark the pages clean though their
+// bytes never reached the disk: a reader still gets them from the page
+// cache, a later Sync does not write them, a power cut loses them. Only
+// writing them again makes them dirty again. Fault injection (Faulty and
+// the simulator's) calls it before it returns a failed Sync.
+type SyncFailer interface {
+	FailSync()
+}
+
 // Mapper is an optional File capability: the file's first size bytes
 // mapped shared and writable, so that a write is a copy into the page cache
 // with no system call. Bytes copied there survive a crash of the process
@@ -55,6 +66,9 @@ type FS interface {
 	Create(name string) (File, error)
 	// OpenAppend opens an existing file for writing at its end.
 	OpenAppend(name string) (File, error)
+	// OpenWrite opens an existing file for writing in place (WriteAt),
+	// without truncating it.
+	OpenWrite(name string) (File, error)
 	// Open opens an existing file for reading.
 	Open(name string) (File, error)
 	Remove(name string) error
@@ -63,7 +77,7 @@ type FS interface {
 	List(dir string) ([]string, error)
 	MkdirAll(dir string) error
 	// SyncDir makes the directory's entries (creates, renames, removes)
-	// durable.
+	// durable. A file's Sync does not: a new name needs its directory's.
 	SyncDir(dir string) error
 	// Lock takes an exclusive lock on the file name (created if missing),
 	// held until the returned Closer is closed: one process per data
@@ -116,6 +130,14 @@ func (OS) Create(name string) (File, error) {
 
 func (OS) OpenAppend(name string) (File, error) {
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return osFile{f}, nil
+}
+
+func (OS) OpenWrite(name string) (File, error) {
+	f, err := os.OpenFile(name, os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
 	}
