@@ -36,8 +36,20 @@
 //     log from there on; one whose journal ends before the log's trimmed
 //     start first installs the stored snapshot.
 //
-// Leadership is a lease for liveness only: safety never depends on clocks,
-// only on the log's sequence check.
+// Leadership is a lease. The safety of writes never depends on clocks,
+// only on the log's sequence check. What a primary answers without a
+// frame (a read, an idempotent repeat, an op that changes nothing) is
+// answered from its state alone, and is fresh only while no other node
+// can have taken over: a primary serves until a TTL (less a margin) after
+// it sent its last renewal that succeeded, then refuses everything and
+// steps down (node.go, leaseKeeper; engine.SetLeaseUntil), the standard
+// leader-lease read rule. This assumes the clocks of the nodes and of
+// NATS run at about the same rate; the margin is what they may differ.
+//
+// Every node of a shard has the same retention window (the stream's
+// metadata records it; a node given another is refused at start): the
+// primary's window decides which repeats are answered, and a promoted
+// standby must answer the same ones.
 //
 // Several shards: a shard map (shardmap.go, fixed when the cluster is
 // made) hashes each group to a shard, and a node refuses a shard the map

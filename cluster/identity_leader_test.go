@@ -35,7 +35,7 @@ func TestLogIdentityOutlivesALeaderChange(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			logs[i], errs[i] = openShard(ctx, urls, shard, fmt.Sprintf("n%d", i), 3*time.Second, slog.New(slog.DiscardHandler))
+			logs[i], errs[i] = openShard(ctx, urls, shard, fmt.Sprintf("n%d", i), 3*time.Second, 0, slog.New(slog.DiscardHandler))
 		}()
 	}
 	wg.Wait()

@@ -31,7 +31,7 @@ func TestLeaseKeeperHoldsTheLeasePastItsTTL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := n.keepLease(me, rev)
+	k := n.keepLease(me, rev, time.Now(), nil)
 	time.Sleep(3 * ttl)
 	// Compare-and-set only: a read of the bucket may be served by a
 	// replica that lags (direct get), a write goes through its leader.
@@ -58,11 +58,11 @@ func TestLeaseKeeperHoldsTheLeasePastItsTTL(t *testing.T) {
 		}
 		time.Sleep(ttl / 10)
 	}
-	o := n.keepLease(other, orev) // other keeps what it took
+	o := n.keepLease(other, orev, time.Now(), nil) // other keeps what it took
 
 	// A keeper of a revision another node replaced learns it at its next
 	// renewal and ends.
-	k = n.keepLease(me, held)
+	k = n.keepLease(me, held, time.Now(), nil)
 	select {
 	case <-k.ctx.Done():
 	case <-time.After(5 * ttl):
@@ -257,7 +257,7 @@ func testShardLog(t *testing.T, prefix string, ttl time.Duration) *shardLog {
 	shard := fmt.Sprintf("%s%d", prefix, time.Now().UnixNano()%1e9)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	l, err := openShard(ctx, urls, shard, "k", ttl, slog.New(slog.DiscardHandler))
+	l, err := openShard(ctx, urls, shard, "k", ttl, 0, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,20 @@ type shardLog struct {
 	lease  jetstream.KeyValue
 	snaps  jetstream.ObjectStore
 	logID  string // the stream's log id (logIdentity), as create found or made it
+	// retention is this node's --retention, which create records in the
+	// stream's metadata (retentionKey) or checks against it; 0 (tests of
+	// the log alone): neither.
+	retention time.Duration
 }
+
+// retentionKey is the stream metadata key of the shard's retention window
+// in milliseconds: how long finished holds and idempotency keys are
+// remembered. It is the shard's, not a node's: a standby applies the
+// primary's frames under the shortest window (inventory.ReplayRetentionMS)
+// and answers with its own once promoted, so a standby with a shorter
+// window than its primary's forgot keys the primary still answered, and
+// after a failover a repeated request was applied a second time.
+const retentionKey = "allot_retention_ms"
 
 // requestTimeout bounds one JetStream request; a failed one is retried by
 // its caller while that makes sense.
@@ -42,9 +55,10 @@ const requestTimeout = 2 * time.Second
 
 // openShard connects to NATS and creates the shard's stream, lease bucket
 // and object store if they are missing, retrying until ctx ends while the
-// cluster has no JetStream quorum yet. opts go to the NATS connection
-// after connect's own.
-func openShard(ctx context.Context, urls, shard, node string, leaseTTL time.Duration, logger *slog.Logger, opts ...nats.Option) (*shardLog, error) {
+// cluster has no JetStream quorum yet. retention is the node's window
+// (shardLog.retention). opts go to the NATS connection after connect's
+// own.
+func openShard(ctx context.Context, urls, shard, node string, leaseTTL, retention time.Duration, logger *slog.Logger, opts ...nats.Option) (*shardLog, error) {
 	n, err := namesOf(shard)
 	if err != nil {
 		return nil, err
@@ -53,7 +67,7 @@ func openShard(ctx context.Context, urls, shard, node string, leaseTTL time.Dura
 	if err != nil {
 		return nil, err
 	}
-	l := &shardLog{names: n, nc: nc, js: js}
+	l := &shardLog{names: n, nc: nc, js: js, retention: retention}
 	for {
 		err = l.checkShard(ctx, shard)
 		if errors.Is(err, errNotInMap) {
@@ -152,7 +166,11 @@ func (l *shardLog) create(ctx context.Context, leaseTTL time.Duration) error {
 // the design wants, keeping its log id (logIdentity): the node that
 // creates it draws the id, and a node that finds it reads it. Nodes of a
 // new shard start at once: the one whose create loses (JetStream refuses
-// a second stream of the name with another id) reads the winner's.
+// a second stream of the name with another id) reads the winner's. The
+// shard's retention (retentionKey) is recorded the same way, by the
+// create, so that of two nodes started at once with different windows the
+// second is refused; a node whose window differs from the recorded one is
+// refused as a ConfigError.
 func (l *shardLog) ensureStream(ctx context.Context) (jetstream.Stream, error) {
 	cfg := jetstream.StreamConfig{
 		Name: l.names.stream, Subjects: []string{l.names.subject},
@@ -162,6 +180,9 @@ func (l *shardLog) ensureStream(ctx context.Context) (jetstream.Stream, error) {
 		s, err := l.js.Stream(ctx, cfg.Name)
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			cfg.Metadata = map[string]string{logIDKey: newLogID()}
+			if l.retention > 0 {
+				cfg.Metadata[retentionKey] = strconv.FormatInt(l.retention.Milliseconds(), 10)
+			}
 			s, err = l.js.CreateStream(ctx, cfg)
 			if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) && ctx.Err() == nil {
 				continue // another node created it first
@@ -185,6 +206,14 @@ func (l *shardLog) ensureStream(ctx context.Context) (jetstream.Stream, error) {
 			// A stream of an earlier allot, which named its log by the
 			// stream's creation time (logIdentity): named now.
 			cfg.Metadata[logIDKey] = newLogID()
+		}
+		if l.retention > 0 {
+			if err := retentionRefused(cfg.Name, cfg.Metadata[retentionKey], l.retention); err != nil {
+				return nil, err
+			}
+			// A stream of an earlier allot, which recorded none: this
+			// node's window is the shard's from now on.
+			cfg.Metadata[retentionKey] = strconv.FormatInt(l.retention.Milliseconds(), 10)
 		}
 		return l.js.UpdateStream(ctx, cfg)
 	}
@@ -220,6 +249,24 @@ func configRefused(what, stream string, cfg jetstream.StreamConfig, leaseTTL tim
 	if leaseTTL > 0 && cfg.MaxAge != leaseTTL {
 		return &ConfigError{fmt.Errorf("cluster: the lease bucket %s has a TTL of %v, and this node was given --lease-ttl %v: every node of a shard must use the bucket's TTL (give --lease-ttl %v), or stop every node of the shard and delete the bucket to change it",
 			strings.TrimPrefix(stream, "KV_"), cfg.MaxAge, leaseTTL, cfg.MaxAge)}
+	}
+	return nil
+}
+
+// retentionRefused refuses, as a ConfigError, a node whose window
+// (--retention) is not the one the shard's stream records (recorded, in
+// milliseconds; empty when none is).
+func retentionRefused(stream, recorded string, retention time.Duration) error {
+	if recorded == "" {
+		return nil
+	}
+	ms, err := strconv.ParseInt(recorded, 10, 64)
+	if err != nil || ms <= 0 {
+		return &ConfigError{fmt.Errorf("cluster: the stream %s records a retention of %q (metadata %s), not a number of milliseconds", stream, recorded, retentionKey)}
+	}
+	if have := time.Duration(ms) * time.Millisecond; have != retention {
+		return &ConfigError{fmt.Errorf("cluster: the shard's log %s records a retention of %v, and this node was given --retention %v: every node of a shard must remember finished holds and idempotency keys as long (a repeat is answered by whichever node is primary), so give --retention %v; to change the shard's window, stop every node of the shard, set the stream's metadata %s to the new window in milliseconds, and start them all with the new --retention",
+			stream, have, retention, have, retentionKey)}
 	}
 	return nil
 }

@@ -31,7 +31,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Fault == FaultSlowPing {
 		opts = append(opts, nats.PingInterval(nats.DefaultPingInterval), nats.MaxPingsOutstanding(nats.DefaultMaxPingOut))
 	}
-	log, err := openShard(ctx, cfg.URLs, cfg.Shard, cfg.NodeID, cfg.LeaseTTL, cfg.Logger, opts...)
+	log, err := openShard(ctx, cfg.URLs, cfg.Shard, cfg.NodeID, cfg.LeaseTTL, cfg.Engine.Retention, cfg.Logger, opts...)
 	if err != nil {
 		return err
 	}
@@ -231,6 +231,7 @@ func (n *node) standby(ctx context.Context, e *engine.Engine, from uint64, me le
 			e.SetPrimary(v.RESP, v.HTTP)
 			continue
 		}
+		sent := time.Now()
 		rev, err := n.log.takeLease(ctx, me)
 		if err != nil {
 			continue // someone else was quicker, or NATS did not answer
@@ -240,7 +241,7 @@ func (n *node) standby(ctx context.Context, e *engine.Engine, from uint64, me le
 		// lease that lapsed meanwhile let a second node take it and fence
 		// the log after this one, which then was deposed at its first
 		// append: two promotions for one.
-		lease := n.keepLease(me, rev)
+		lease := n.keepLease(me, rev, sent, e)
 		stopFollowing()
 		if err := <-followed; err != nil {
 			followed <- err
@@ -486,6 +487,20 @@ func (n *node) primary(ctx context.Context, e *engine.Engine, w *logWriter, leas
 
 // leaseKeeper renews a lease this node took, every LeaseTTL/4, until it
 // is stopped or the lease is lost.
+//
+// The lease is lost when a renewal's compare-and-set fails (another node
+// holds it), and also when no renewal succeeded for too long: the bucket
+// forgets a lease TTL after its last renewal was stored, never sooner
+// than a TTL after that renewal was sent, and a standby may then take it.
+// So the keeper bounds the primary by the send time of its last renewal
+// that succeeded: from sent + TTL − leaseMargin on, its engine refuses
+// everything (engine.SetLeaseUntil) and the keeper ends, so the node steps
+// down. Writes need no clock (the log's sequence check refuses a deposed
+// primary's appends), but a read, an idempotent repeat or an op that
+// changes nothing is answered from the engine's state alone, and a
+// primary cut off from NATS, renewing in vain, answered them from a
+// state the new primary had moved past. Treating a renewal that timed
+// out as a warning only, as the keeper did, never ended that.
 type leaseKeeper struct {
 	// ctx ends when the lease is lost (err says how) or the keeper stops.
 	ctx    context.Context
@@ -493,38 +508,87 @@ type leaseKeeper struct {
 	done   chan struct{}
 
 	mu   sync.Mutex
-	rev  uint64 // the lease's revision; 0 once lost
+	rev  uint64 // the lease's revision; 0 once lost to another node
 	lost error
 }
 
-// keepLease starts renewing the lease taken at revision rev.
-func (n *node) keepLease(me leaseValue, rev uint64) *leaseKeeper {
+// leaseMargin is how much earlier than a TTL after its last renewal was
+// sent a primary stops serving: room for the clocks of this node and of
+// the bucket's NATS server to run at different rates, and for the time a
+// request takes between its check and its answer.
+func leaseMargin(ttl time.Duration) time.Duration { return max(ttl/10, 100*time.Millisecond) }
+
+// keepLease starts renewing the lease taken at revision rev by a request
+// sent at sent, and bounds e (nil in tests of the keeper alone) by it.
+func (n *node) keepLease(me leaseValue, rev uint64, sent time.Time, e *engine.Engine) *leaseKeeper {
 	ctx, cancel := context.WithCancel(context.Background())
 	k := &leaseKeeper{ctx: ctx, cancel: cancel, done: make(chan struct{}), rev: rev}
+	trusted := n.cfg.LeaseTTL - leaseMargin(n.cfg.LeaseTTL)
+	// Broken on purpose (FaultNoExpectedSequence): the lease is ignored,
+	// its renewals' failures and its age alike.
+	bounded := n.cfg.Fault != FaultNoExpectedSequence
+	until := sent.Add(trusted)
+	if e != nil && bounded {
+		e.SetLeaseUntil(until)
+	}
+	expiry := time.NewTimer(time.Until(until))
+	if !bounded {
+		expiry.Stop()
+	}
+	lapsed := func() {
+		k.mu.Lock()
+		// rev is kept: the node drops the lease if it is still at rev
+		// (nobody took it since), so that a standby need not wait a TTL.
+		k.lost = fmt.Errorf("cluster: lost the lease: no renewal succeeded within %v of the last one sent (TTL %v): another node may hold it", trusted, n.cfg.LeaseTTL)
+		k.mu.Unlock()
+		n.logger.Warn("cluster: stepping down: the lease was not renewed in time", "trusted", trusted, "ttl", n.cfg.LeaseTTL)
+		cancel()
+	}
 	go func() {
 		defer close(k.done)
+		defer expiry.Stop()
 		renew := time.NewTicker(n.cfg.LeaseTTL / 4)
 		defer renew.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
+			case <-expiry.C:
+				lapsed()
+				return
 			case <-renew.C:
 			}
 			k.mu.Lock()
 			rev := k.rev
 			k.mu.Unlock()
-			next, err := n.log.renewLease(ctx, me, rev)
+			// A renewal answered after until is of no use: the engine
+			// refuses from then on, whatever the answer.
+			rctx, rcancel := context.WithDeadline(ctx, until)
+			if !bounded {
+				rctx, rcancel = context.WithCancel(ctx)
+			}
+			sent := time.Now()
+			next, err := n.log.renewLease(rctx, me, rev)
 			if err == nil {
+				rcancel()
 				k.mu.Lock()
 				k.rev = next
 				k.mu.Unlock()
+				if bounded {
+					until = sent.Add(trusted)
+					if e != nil {
+						e.SetLeaseUntil(until)
+					}
+					expiry.Reset(time.Until(until))
+				}
 				continue
 			}
 			if ctx.Err() != nil {
+				rcancel()
 				return
 			}
-			if n.cfg.Fault == FaultNoExpectedSequence {
+			if !bounded {
+				rcancel()
 				continue // broken on purpose: trust the log alone
 			}
 			if errors.Is(err, jetstream.ErrKeyExists) || isWrongSequence(err) || errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -533,8 +597,12 @@ func (n *node) keepLease(me leaseValue, rev uint64) *leaseKeeper {
 				// and came back within the lease) may have landed: the
 				// lease is then this node's at a later revision, and
 				// giving it up would leave it naming this node, which no
-				// node could take until the TTL ran out.
-				if v, cur, found, rerr := n.log.readLease(ctx); rerr == nil && found && v == me && cur > rev {
+				// node could take until the TTL ran out. (When that
+				// renewal was sent is not known: until stays where it is,
+				// and the next renewal moves it.)
+				v, cur, found, rerr := n.log.readLease(rctx)
+				rcancel()
+				if rerr == nil && found && v == me && cur > rev {
 					k.mu.Lock()
 					k.rev = cur
 					k.mu.Unlock()
@@ -547,6 +615,7 @@ func (n *node) keepLease(me leaseValue, rev uint64) *leaseKeeper {
 				cancel()
 				return
 			}
+			rcancel()
 			n.logger.Warn("cluster: renew the lease", "err", err)
 		}
 	}()

@@ -41,10 +41,17 @@ import (
 // last safety net). Two coordinators cannot both decide one record: the
 // second compare-and-set fails and that one follows the first's decision.
 //
+// A decided record is finished by whoever meets it first, at any age (a
+// repeat, Confirm, Recover): finishing twice sends the same confirms or
+// cancels. An order's confirms are retried until its holds' deadline
+// (not RetryFor), so a shard down for less than HoldTTL is confirmed once
+// it is back.
+//
 // What this cannot promise: a record left confirming past its holds'
-// deadline (its coordinator down longer than HoldTTL − CommitMargin)
-// may find some parts expired after others were confirmed; Recover
-// reports such a record as partial (state "partial") instead of hiding it.
+// deadline (its shard down, or its coordinator dead and nobody recovering
+// it, until then) may find some parts expired after others were
+// confirmed; Recover reports such a record as partial (state "partial")
+// instead of hiding it.
 
 // ordersBucket is the key-value bucket of cross-shard records.
 const ordersBucket = "ALLOT_ORDERS"
@@ -233,6 +240,12 @@ type outcome struct {
 // fanOut runs op(part) on every part at once; step names the phase for
 // the crash hook. It returns errCrashed when the hook stopped any part.
 func (r *Router) fanOut(ctx context.Context, step string, parts []part, op func(p part) inventory.Op) ([]outcome, error) {
+	return r.fanOutUntil(ctx, step, parts, time.Time{}, op)
+}
+
+// fanOutUntil is fanOut whose calls retry until deadline (zero: for
+// RetryFor).
+func (r *Router) fanOutUntil(ctx context.Context, step string, parts []part, deadline time.Time, op func(p part) inventory.Op) ([]outcome, error) {
 	out := make([]outcome, len(parts))
 	var wg sync.WaitGroup
 	crashed := false
@@ -247,7 +260,11 @@ func (r *Router) fanOut(ctx context.Context, step string, parts []part, op func(
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := r.call(ctx, p.shard, op(p))
+			until := deadline
+			if until.IsZero() {
+				until = time.Now().Add(r.cfg.RetryFor)
+			}
+			res, err := r.callUntil(ctx, p.shard, op(p), until)
 			out[i] = outcome{res: res, err: err, ran: true}
 		}()
 	}
@@ -377,19 +394,40 @@ func (r *Router) run(ctx context.Context, rec *record, key string, rev uint64, l
 // first.
 var errRecordMoved = errors.New("cluster: the record was moved by another coordinator")
 
+// updateReadsMax bounds how often update reads a record whose
+// compare-and-set lost to a write still in flight.
+const updateReadsMax = 5
+
 // update stores rec over revision rev.
 func (r *Router) update(ctx context.Context, key string, rec *record, rev uint64) (uint64, error) {
 	b, _ := json.Marshal(rec)
 	nrev, err := r.orders.Update(ctx, key, b, rev)
-	if errors.Is(err, jetstream.ErrKeyExists) {
+	// A compare-and-set that lost comes back as ErrKeyExists, or, when
+	// another write of the key was still being applied, as JetStream's
+	// "wrong last sequence" (err_code 10164), which the client library
+	// does not translate. Both mean another coordinator (a recovery)
+	// wrote first: since decided records are finished by whoever meets
+	// them, at any age, that is an expected race, not a failure.
+	moved := errors.Is(err, jetstream.ErrKeyExists) || isWrongSequence(err)
+	if moved {
 		// A publish that timed out and was retried may have been stored
-		// the first time: then the record holds exactly what we wrote.
-		if e, gerr := r.orders.Get(ctx, key); gerr == nil && bytes.Equal(e.Value(), b) {
-			return e.Revision(), nil
+		// the first time, or another finisher of a decided record wrote
+		// the same final state: then the record holds exactly what we
+		// wrote. The other write may still be in flight (10164): it is
+		// read until it shows (a few times, briefly).
+		for attempt := 0; attempt < updateReadsMax; attempt++ {
+			e, gerr := r.orders.Get(ctx, key)
+			if gerr == nil && bytes.Equal(e.Value(), b) {
+				return e.Revision(), nil
+			}
+			if gerr == nil && e.Revision() > rev {
+				break // another write landed, and it is not ours
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
 	if err != nil {
-		if errors.Is(err, jetstream.ErrKeyExists) {
+		if moved {
 			return 0, fmt.Errorf("%w: %s %s (%w)", errRecordMoved, rec.Kind, rec.Hold, client.ErrOutcomeUnknown)
 		}
 		return 0, fmt.Errorf("cluster: record %s %s: %v: %w", rec.Kind, rec.Hold, err, client.ErrOutcomeUnknown)
@@ -420,7 +458,18 @@ func (r *Router) finish(ctx context.Context, rec *record, rev uint64) error {
 	key := rec.key()
 	switch rec.State {
 	case stConfirming:
-		outs, err := r.fanOut(ctx, "confirm", parts, func(p part) inventory.Op { return inventory.Confirm(rec.Hold) })
+		// An order's confirms are retried until its holds' deadline, not
+		// for RetryFor only: a shard back within the holds' life (HoldTTL)
+		// is confirmed there; given up after RetryFor, the record waited
+		// for a repeat or a recovery that could come after the deadline
+		// (EXPIRED, a partial order). A cross-shard hold's deadline is its
+		// client's TTL, up to hours away: its Confirm answers an unknown
+		// outcome after RetryFor, as before, and the client repeats it.
+		until := time.Now().Add(r.cfg.RetryFor)
+		if d := time.UnixMilli(rec.ExpiresAt); rec.Kind == kindOrder && d.After(until) {
+			until = d
+		}
+		outs, err := r.fanOutUntil(ctx, "confirm", parts, until, func(p part) inventory.Op { return inventory.Confirm(rec.Hold) })
 		if err != nil {
 			return err
 		}
@@ -782,10 +831,12 @@ type RecoverStats struct {
 }
 
 // Recover finishes the cross-shard holds and orders whose coordinator
-// left them undecided or half done: this router's own at once (it was
-// restarted under the same name), others' once older than RecoverAfter.
-// Holding ones are cancelled, confirming ones confirmed, cancelling ones
-// cancelled; held ones are the client's to decide and stay.
+// left them undecided or half done: decided ones (confirming, cancelling)
+// at once, whoever decided them; undecided ones (holding) at once when
+// they are this router's (it was restarted under the same name), others'
+// once older than RecoverAfter. Holding ones are cancelled, confirming
+// ones confirmed, cancelling ones cancelled; held ones are the client's
+// to decide and stay.
 func (r *Router) Recover(ctx context.Context) (RecoverStats, error) {
 	var st RecoverStats
 	lister, err := r.orders.ListKeys(ctx)
@@ -819,7 +870,13 @@ func (r *Router) Recover(ctx context.Context) (RecoverStats, error) {
 		default:
 			continue
 		}
-		if rec.Coord != r.cfg.Coordinator && time.Since(time.UnixMilli(rec.Begun)) < r.cfg.RecoverAfter {
+		// Only an undecided record may still be its coordinator's to
+		// decide. A decided one is finished at any age: a second finisher
+		// sends the same confirms or cancels and writes the same final
+		// state, and one left until RecoverAfter (as long as the holds'
+		// TTL, by default) met parts at their deadline: confirmed on one
+		// shard, EXPIRED on another.
+		if rec.State == stHolding && rec.Coord != r.cfg.Coordinator && time.Since(time.UnixMilli(rec.Begun)) < r.cfg.RecoverAfter {
 			st.Skipped++
 			continue
 		}
@@ -841,6 +898,10 @@ func (r *Router) Recover(ctx context.Context) (RecoverStats, error) {
 		}
 		r.cfg.Logger.Info("cluster: recovering", "kind", rec.Kind, "hold", rec.Hold, "state", rec.State, "coordinator", rec.Coord)
 		if err := r.finish(ctx, rec, rev); err != nil {
+			if errors.Is(err, errRecordMoved) {
+				st.Skipped++ // its coordinator (or another recovery) finished it first
+				continue
+			}
 			errs = append(errs, err)
 		}
 		switch rec.State {

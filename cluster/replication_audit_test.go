@@ -42,7 +42,7 @@ func TestLeaseKeeperKeepsALeaseARenewalWithoutReplyRenewed(t *testing.T) {
 	if _, err := l.renewLease(ctx, me, rev); err != nil {
 		t.Fatal(err)
 	}
-	k := n.keepLease(me, rev)
+	k := n.keepLease(me, rev, time.Now(), nil)
 	time.Sleep(3 * ttl)
 	if err := k.err(); err != nil {
 		t.Fatalf("the keeper gave up a lease that names its node: %v", err)
@@ -66,7 +66,7 @@ func TestLeaseKeeperKeepsALeaseARenewalWithoutReplyRenewed(t *testing.T) {
 		}
 		time.Sleep(ttl / 10)
 	}
-	k = n.keepLease(me, rev)
+	k = n.keepLease(me, rev, time.Now(), nil)
 	select {
 	case <-k.ctx.Done():
 	case <-time.After(5 * ttl):
@@ -145,7 +145,7 @@ func TestShardResourcesMadeByHandWithOtherSettings(t *testing.T) {
 			octx, ocancel := context.WithTimeout(ctx, 15*time.Second)
 			defer ocancel()
 			start := time.Now()
-			l, err := openShard(octx, urls, shard, "k", 3*time.Second, slog.New(slog.DiscardHandler))
+			l, err := openShard(octx, urls, shard, "k", 3*time.Second, 0, slog.New(slog.DiscardHandler))
 			took := time.Since(start)
 			if tc.want == "" {
 				if err != nil {

@@ -25,7 +25,7 @@ type RouterConfig struct {
 	// Coordinator names this router in the records of its cross-shard
 	// holds and orders (default <hostname>-<pid>). A router restarted
 	// under the same name recovers its own unfinished ones at once
-	// (Recover); others' only after RecoverAfter.
+	// (Recover); others' undecided ones only after RecoverAfter.
 	Coordinator string
 	// Client holds the settings of each shard's connection pool; Addr is
 	// ignored (each shard's comes from its lease).
@@ -43,10 +43,16 @@ type RouterConfig struct {
 	// are kept (default 24h): a repeat within it gets the first outcome.
 	Retention time.Duration
 	// RetryFor is how long a call to a shard keeps retrying while the
-	// shard has no reachable primary (a failover) (default 10s).
+	// shard has no reachable primary (a failover) (default 10s). The
+	// confirms of a cross-shard order decided to confirm are retried
+	// longer: until its holds' deadline (HoldTTL), past which a part can
+	// only answer EXPIRED (and the order would be partial).
 	RetryFor time.Duration
-	// RecoverAfter: Recover finishes another coordinator's record once it
-	// is this old (default 30s).
+	// RecoverAfter: Recover cancels another coordinator's undecided
+	// (holding) record once it is this old (default 30s). A decided one
+	// (confirming, cancelling) is finished at any age: its compare-and-set
+	// already fixed the outcome, and waiting as long as the holds live
+	// left it to be confirmed at their deadline, a part EXPIRED.
 	RecoverAfter time.Duration
 	// Fault breaks the protocol on purpose, for the test that proves the
 	// cross-shard test can fail: FaultNoDecision. Empty in any real use.
@@ -268,7 +274,11 @@ func (r *Router) forget(shard string, p *client.Client) {
 // retry refused because the primary died with the first one must not
 // tell the caller "not applied".
 func (r *Router) call(ctx context.Context, shard string, op inventory.Op) (inventory.Result, error) {
-	deadline := time.Now().Add(r.cfg.RetryFor)
+	return r.callUntil(ctx, shard, op, time.Now().Add(r.cfg.RetryFor))
+}
+
+// callUntil is call retrying until deadline instead of for RetryFor.
+func (r *Router) callUntil(ctx context.Context, shard string, op inventory.Op, deadline time.Time) (inventory.Result, error) {
 	var lost error // the first attempt that may have been applied
 	fail := func(err error) error {
 		if lost == nil || errors.Is(err, client.ErrOutcomeUnknown) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"time"
 
 	"allot/inventory"
 	"allot/journal"
@@ -184,6 +185,34 @@ func (e *Engine) Promote(rep Replicator) error {
 	e.replica = rep
 	e.standby = nil
 	return nil
+}
+
+// SetLeaseUntil bounds how long a primary serves: from until on (a
+// time.Now() reading, so monotonic) its lease may have lapsed and another
+// node taken over, and its state may be stale. Its next request, read or
+// write, stops it as a failed append does: that request and every later
+// one is refused (ErrUnavailable, a NotPrimaryError). The caller moves
+// until forward with each renewal of the lease; a zero until, the
+// default, bounds nothing. A standby ignores it until it is promoted.
+//
+// The log's sequence check already refuses a deposed primary's writes; a
+// read, an idempotent repeat or an op that changes nothing writes no frame
+// and would be answered from the state alone, so it is this bound that
+// keeps them from a deposed primary's stale state.
+func (e *Engine) SetLeaseUntil(until time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.leaseUntil = until
+}
+
+// checkLeaseLocked stops a primary whose lease may have lapsed
+// (SetLeaseUntil).
+func (e *Engine) checkLeaseLocked() {
+	if e.replica == nil || e.failure != nil || e.leaseUntil.IsZero() || time.Now().Before(e.leaseUntil) {
+		return
+	}
+	e.failLocked(fmt.Errorf("engine: the primary's lease may have lapsed (not renewed in time, until %s): %w",
+		e.leaseUntil.Format("15:04:05.000"), &NotPrimaryError{}))
 }
 
 // ApplyFrame applies a frame of the primary's journal (the bytes its
