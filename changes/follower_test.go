@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -459,7 +460,7 @@ func TestReadersWhileTrimming(t *testing.T) {
 // the catalog (or replaying catalog ops) has no record in its state, where
 // each would cost it a copy of the whole catalog.
 func TestFollowerKeepsNoCatalog(t *testing.T) {
-	e, err := engine.Open(engine.Config{Dir: t.TempDir(), Durability: engine.DurabilityWrite, SnapshotEveryOps: 40})
+	e, err := engine.Open(engine.Config{Dir: t.TempDir(), Durability: engine.DurabilityWrite, SnapshotEveryOps: 40, KeepSnapshots: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -539,22 +540,22 @@ func TestFollowerKeepsNoCatalog(t *testing.T) {
 	// Snapshots are written in the background: wait until the newest is
 	// in place, then build one follower from it (it holds catalog records)
 	// and one at the end.
-	var oldest uint64
+	var newest uint64
 	for stable := 0; stable < 5; time.Sleep(20 * time.Millisecond) {
-		o, err := journal.Oldest(nil, e.Dir())
+		lsn, _, err := journal.LoadSnapshot(nil, e.Dir(), math.MaxUint64)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if o == oldest {
+		if lsn == newest {
 			stable++
 		} else {
-			oldest, stable = o, 0
+			newest, stable = lsn, 0
 		}
 	}
-	if _, st, err := journal.LoadSnapshot(nil, e.Dir(), oldest-1); err != nil || st.CatalogLen() == 0 {
-		t.Fatalf("the snapshot at %d holds no catalog record (%v): the test proves nothing", oldest-1, err)
+	if _, st, err := journal.LoadSnapshot(nil, e.Dir(), newest); err != nil || newest == 0 || st.CatalogLen() == 0 {
+		t.Fatalf("the snapshot at %d holds no catalog record (%v): the test proves nothing", newest, err)
 	}
-	for _, after := range []uint64{oldest - 1, uint64(len(all))} {
+	for _, after := range []uint64{newest, uint64(len(all))} {
 		fol, err := changes.NewFollower(nil, e.Dir(), after, e.DurableLSN())
 		if err != nil {
 			t.Fatal(err)

@@ -55,6 +55,10 @@ type Config struct {
 	// SnapshotEveryOps is how many journaled ops trigger a snapshot
 	// (default 4,194,304); recovery then replays at most about that many.
 	SnapshotEveryOps int64
+	// KeepSnapshots is how many snapshots stay on disk with the journal
+	// after the oldest of them (journal.Options.KeepSnapshots; 0: 2): the
+	// change stream can be read from the oldest on.
+	KeepSnapshots int
 	// NoneFlushBytes is how much journal the none mode buffers before a
 	// write (default 1 MiB): its pending frame never holds more than this
 	// and one op.
@@ -297,7 +301,7 @@ func Open(cfg Config) (*Engine, error) {
 	start := time.Now()
 	// Replay runs with the shortest window (inventory.ReplayRetentionMS),
 	// and cfg.Retention rules once it is done (SetRetention below).
-	j, state, rec, err := journal.Open(journal.Options{FS: cfg.FS, Dir: cfg.Dir, SegmentBytes: cfg.SegmentBytes, Logger: cfg.Logger, RetentionMS: inventory.ReplayRetentionMS,
+	j, state, rec, err := journal.Open(journal.Options{FS: cfg.FS, Dir: cfg.Dir, SegmentBytes: cfg.SegmentBytes, Logger: cfg.Logger, RetentionMS: inventory.ReplayRetentionMS, KeepSnapshots: cfg.KeepSnapshots,
 		// write and none promise survival of a process crash at most: a
 		// frame copied into a shared mapping is enough, with no system call.
 		Mmap: cfg.Durability != DurabilityFsync,

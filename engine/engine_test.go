@@ -194,13 +194,13 @@ func TestJournalFailureStopsTheEngine(t *testing.T) {
 
 func TestSnapshotsBoundRecovery(t *testing.T) {
 	dir := t.TempDir()
-	e := mustOpen(t, Config{Dir: dir, Durability: DurabilityWrite, SnapshotEveryOps: 1000, SegmentBytes: 8192})
+	e := mustOpen(t, Config{Dir: dir, Durability: DurabilityWrite, SnapshotEveryOps: 1000, SegmentBytes: 8192, KeepSnapshots: 1})
 	must(e.Stock(rk("a", "w1"), 0, 1))
 	for i := 0; i < 5000; i++ {
 		must(e.Release(rk("a", "w1"), 1))
 	}
 	e.Close()
-	e2 := mustOpen(t, Config{Dir: dir})
+	e2 := mustOpen(t, Config{Dir: dir, KeepSnapshots: 1})
 	defer e2.Close()
 	rec := e2.Recovery()
 	if rec.SnapshotLSN == 0 || rec.Replayed >= 2000 || rec.LastLSN != 5001 {

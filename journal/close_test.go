@@ -81,7 +81,10 @@ func TestOpenRemovesSegmentsASnapshotCovers(t *testing.T) {
 	}
 	j.Close()
 
-	j2, st, rec := open(t, fs, 4096)
+	j2, st, rec, err := Open(Options{FS: fs, Dir: dir, SegmentBytes: 4096, KeepSnapshots: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer j2.Close()
 	if rec.SnapshotLSN != uint64(len(ops)) || !slices.Equal(st.Rows(), stateAfter(ops)) {
 		t.Fatalf("recovery %+v", rec)

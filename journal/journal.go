@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,7 +77,22 @@ type Options struct {
 	// inventory.ReplayRetentionMS, under which every journaled op is new
 	// again whatever window it was applied with, and sets its own after.
 	RetentionMS int64
+	// KeepSnapshots is how many snapshots a snapshot leaves in the
+	// directory, with every segment after the oldest of them (0:
+	// KeepSnapshotsDefault; the state before the first snapshot counts as
+	// one). Recovery loads the newest; the change stream can be read from
+	// the oldest on (Oldest), so a reader that fell behind (a relay whose
+	// broker was down) has at least one snapshot interval of history
+	// before it finds its position gone.
+	KeepSnapshots int
 }
+
+// KeepSnapshotsDefault is Options.KeepSnapshots's default: the newest
+// snapshot and the one before it.
+const KeepSnapshotsDefault = 2
+
+// KeepSnapshotsMax bounds Options.KeepSnapshots.
+const KeepSnapshotsMax = 1000
 
 // Validate fills defaults and checks the options.
 func (o *Options) Validate() error {
@@ -95,7 +111,22 @@ func (o *Options) Validate() error {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.KeepSnapshots == 0 {
+		o.KeepSnapshots = KeepSnapshotsDefault
+	}
+	if o.KeepSnapshots < 1 || o.KeepSnapshots > KeepSnapshotsMax {
+		return fmt.Errorf("journal: snapshots to keep must be 1..%d, got %d", KeepSnapshotsMax, o.KeepSnapshots)
+	}
 	return nil
+}
+
+// keptFrom is the LSN of the oldest snapshot to keep of snaps (sorted)
+// when keep are kept: 0 (the empty state) while there are fewer.
+func keptFrom(snaps []uint64, keep int) uint64 {
+	if len(snaps) < keep {
+		return 0
+	}
+	return snaps[len(snaps)-keep]
 }
 
 // Broken names a deliberately broken journal behaviour.
@@ -274,17 +305,31 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 		state, rec.SnapshotLSN = st, lsn
 	}
 
-	// Segments wholly before the snapshot are no longer needed. A crash
-	// between writing the snapshot and trimming them leaves them here, and
-	// no later snapshot would look at them again (it trims only the
-	// segments this journal lists): remove them now, with older snapshots.
-	first := 0
+	// Segments wholly before the snapshot are not replayed. Those before
+	// the oldest snapshot kept (Options.KeepSnapshots) are no longer
+	// needed: a crash between writing a snapshot and trimming them leaves
+	// them here, and no later snapshot would look at them again (it trims
+	// only the segments this journal lists), so they go now, with older
+	// snapshots. The others stay as history for the change stream.
+	from := keptFrom(snaps, opts.KeepSnapshots)
+	kept, first := 0, 0
+	for kept+1 < len(segs) && segs[kept+1].firstLSN <= from+1 {
+		kept++
+	}
 	for first+1 < len(segs) && segs[first+1].firstLSN <= rec.SnapshotLSN+1 {
 		first++
 	}
-	if err := removeCovered(fs, dir, segs[:first], snaps); err != nil {
+	first = max(first, kept)
+	oldSnaps := snaps[:0:0]
+	for _, lsn := range snaps {
+		if lsn < from {
+			oldSnaps = append(oldSnaps, lsn)
+		}
+	}
+	if err := removeCovered(fs, dir, segs[:kept], oldSnaps); err != nil {
 		return nil, nil, rec, err
 	}
+	history := segs[kept:first]
 	segs = segs[first:]
 	next := rec.SnapshotLSN + 1
 	if len(segs) > 0 && segs[0].firstLSN > next {
@@ -509,7 +554,7 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 	// Always start a fresh segment: appending after a cut tail or to a file
 	// of unknown history buys nothing and a new file is simpler to reason
 	// about.
-	j.segments = append(j.segments, segs...)
+	j.segments = append(append(j.segments, history...), segs...)
 	if err := j.startSegment(next); err != nil {
 		return nil, nil, rec, err
 	}
@@ -1017,9 +1062,10 @@ func (j *Journal) Bytes() int64 { return j.bytes.Load() }
 func (j *Journal) SnapshotLSN() uint64 { return j.nextLSN - 1 }
 
 // WriteSnapshot durably writes snap as the state after op snap.LSN, then
-// removes older snapshots and every segment whose ops all lie at or before
-// it. It may run on its own goroutine while the writer goes on; it must not
-// run twice at once.
+// removes the snapshots older than the Options.KeepSnapshots newest and
+// every segment whose ops all lie at or before the oldest kept one. It may
+// run on its own goroutine while the writer goes on; it must not run twice
+// at once.
 func (j *Journal) WriteSnapshot(snap *Snapshot) error {
 	lsn := snap.LSN
 	if j.opts.Broken == BrokenSnapshotWithoutCatalog {
@@ -1039,16 +1085,26 @@ func (j *Journal) WriteSnapshot(snap *Snapshot) error {
 	if err != nil {
 		return fmt.Errorf("journal: list %s: %w", j.opts.Dir, err)
 	}
+	// The newest KeepSnapshots snapshots stay, with the segments after
+	// the oldest of them (Options.KeepSnapshots).
+	var snaps []uint64
 	for _, name := range names {
-		if old, ok := parseName(name, "snapshot-", ".snap"); ok && old < lsn {
-			if err := j.opts.FS.Remove(path.Join(j.opts.Dir, name)); err != nil {
+		if old, ok := parseName(name, "snapshot-", ".snap"); ok && old <= lsn {
+			snaps = append(snaps, old)
+		}
+	}
+	slices.Sort(snaps)
+	from := keptFrom(snaps, j.opts.KeepSnapshots)
+	for _, old := range snaps {
+		if old < from {
+			if err := j.opts.FS.Remove(path.Join(j.opts.Dir, snapshotName(old))); err != nil {
 				return fmt.Errorf("journal: remove old snapshot: %w", err)
 			}
 		}
 	}
 	j.mu.Lock()
 	var drop []segment
-	for len(j.segments) > 1 && j.segments[1].firstLSN <= lsn+1 {
+	for len(j.segments) > 1 && j.segments[1].firstLSN <= from+1 {
 		drop = append(drop, j.segments[0])
 		j.segments = j.segments[1:]
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"sort"
 
 	"allot/inventory"
@@ -94,17 +95,17 @@ func NewReader(fs vfs.FS, dir string, from uint64) (*Reader, error) {
 		from = 1
 	}
 	r := &Reader{fs: fs, dir: dir, next: from}
-	segs, snap, err := listDir(fs, dir)
+	segs, snaps, err := listDir(fs, dir)
 	if err != nil {
 		return nil, err
 	}
 	i := sort.Search(len(segs), func(i int) bool { return segs[i].firstLSN > from }) - 1
 	if i < 0 {
-		if len(segs) == 0 && snap == 0 && from == 1 {
+		if len(segs) == 0 && len(snaps) == 0 && from == 1 {
 			// A fresh directory: nothing is written yet.
 			return r, nil
 		}
-		return nil, &TrimmedError{Want: from, Oldest: oldest(segs, snap)}
+		return nil, &TrimmedError{Want: from, Oldest: oldest(segs, snaps)}
 	}
 	if err := r.open(segs[i].name); err != nil {
 		return nil, err
@@ -124,47 +125,63 @@ func NewReader(fs vfs.FS, dir string, from uint64) (*Reader, error) {
 }
 
 // Oldest returns the first LSN whose state a reader can rebuild from the
-// journal in dir: 1 when no snapshot was ever written, else the newest
-// snapshot's LSN + 1.
+// journal in dir: 1 while the first segment starts at 1 (the empty state
+// replays from there), else the oldest snapshot's LSN + 1 that a segment
+// still follows (Options.KeepSnapshots says how many stay).
 func Oldest(fs vfs.FS, dir string) (uint64, error) {
 	if fs == nil {
 		fs = vfs.OS{}
 	}
-	segs, snap, err := listDir(fs, dir)
+	segs, snaps, err := listDir(fs, dir)
 	if err != nil {
 		return 0, err
 	}
-	return oldest(segs, snap), nil
+	return oldest(segs, snaps), nil
 }
 
-func oldest(segs []segment, snap uint64) uint64 {
-	if snap > 0 {
-		return snap + 1
+// oldest is Oldest of a directory's segments and snapshots (both oldest
+// first).
+func oldest(segs []segment, snaps []uint64) uint64 {
+	if len(segs) == 0 {
+		if len(snaps) > 0 {
+			return snaps[len(snaps)-1] + 1
+		}
+		return 1
 	}
-	if len(segs) > 0 {
-		return segs[0].firstLSN
+	if segs[0].firstLSN <= 1 {
+		return 1
 	}
-	return 1
+	for _, lsn := range snaps {
+		if lsn+1 >= segs[0].firstLSN {
+			return lsn + 1
+		}
+	}
+	// No snapshot the segments follow (a directory trimmed by hand).
+	if len(snaps) > 0 {
+		return max(snaps[len(snaps)-1]+1, segs[0].firstLSN)
+	}
+	return segs[0].firstLSN
 }
 
-// listDir returns the segments, oldest first, and the newest snapshot's
-// LSN (0 if none).
-func listDir(fs vfs.FS, dir string) ([]segment, uint64, error) {
+// listDir returns the segments and the snapshots' LSNs, both oldest
+// first.
+func listDir(fs vfs.FS, dir string) ([]segment, []uint64, error) {
 	names, err := fs.List(dir)
 	if err != nil {
-		return nil, 0, fmt.Errorf("journal: list %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("journal: list %s: %w", dir, err)
 	}
 	var segs []segment
-	var snap uint64
+	var snaps []uint64
 	for _, name := range names {
 		if lsn, ok := parseName(name, "snapshot-", ".snap"); ok {
-			snap = max(snap, lsn)
+			snaps = append(snaps, lsn)
 		} else if lsn, ok := parseName(name, "journal-", ".log"); ok {
 			segs = append(segs, segment{name: name, firstLSN: lsn})
 		}
 	}
 	sort.Slice(segs, func(i, j int) bool { return segs[i].firstLSN < segs[j].firstLSN })
-	return segs, snap, nil
+	slices.Sort(snaps)
+	return segs, snaps, nil
 }
 
 // LoadSnapshot returns the state of the newest snapshot in dir whose LSN is
@@ -209,11 +226,11 @@ func (r *Reader) open(name string) error {
 	f, err := r.fs.Open(path.Join(r.dir, name))
 	if err != nil {
 		if errors.Is(err, vfs.ErrNotExist) {
-			segs, snap, lerr := listDir(r.fs, r.dir)
+			segs, snaps, lerr := listDir(r.fs, r.dir)
 			if lerr != nil {
 				return lerr
 			}
-			return &TrimmedError{Want: r.next, Oldest: oldest(segs, snap)}
+			return &TrimmedError{Want: r.next, Oldest: oldest(segs, snaps)}
 		}
 		return fmt.Errorf("journal: open %s: %w", name, err)
 	}
@@ -337,13 +354,13 @@ func (r *Reader) Next(limit uint64) (f FrameInfo, ok bool, err error) {
 		if attempt > 1 {
 			return f, false, fmt.Errorf("journal: op %d should be durable but no segment holds it (after %s offset %d)", r.next, r.fileName, r.off)
 		}
-		segs, snap, err := listDir(r.fs, r.dir)
+		segs, snaps, err := listDir(r.fs, r.dir)
 		if err != nil {
 			return f, false, err
 		}
 		i := sort.Search(len(segs), func(i int) bool { return segs[i].firstLSN > r.next }) - 1
 		if i < 0 {
-			return f, false, &TrimmedError{Want: r.next, Oldest: oldest(segs, snap)}
+			return f, false, &TrimmedError{Want: r.next, Oldest: oldest(segs, snaps)}
 		}
 		if segs[i].name == r.fileName {
 			continue // read the current one again

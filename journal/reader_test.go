@@ -13,7 +13,7 @@ import (
 // past the limit it is given, from any starting op.
 func TestReaderFollowsSegments(t *testing.T) {
 	fs := vfs.NewMem()
-	j, _, _, err := Open(Options{FS: fs, Dir: "d", SegmentBytes: 4096})
+	j, _, _, err := Open(Options{FS: fs, Dir: "d", SegmentBytes: 4096, KeepSnapshots: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -229,7 +229,7 @@ func TestChangesBadInput(t *testing.T) {
 
 // A cursor older than the journal keeps: -TRIMMED oldest <seq> and 410.
 func TestChangesTrimmed(t *testing.T) {
-	e, err := engine.Open(engine.Config{Dir: t.TempDir(), Durability: engine.DurabilityWrite, SegmentBytes: 4096, SnapshotEveryOps: 50})
+	e, err := engine.Open(engine.Config{Dir: t.TempDir(), Durability: engine.DurabilityWrite, SegmentBytes: 4096, SnapshotEveryOps: 50, KeepSnapshots: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

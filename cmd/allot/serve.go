@@ -23,6 +23,7 @@ import (
 	"allot/engine"
 	"allot/internal/fsinfo"
 	"allot/inventory"
+	"allot/journal"
 	"allot/server"
 )
 
@@ -127,6 +128,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		retention       time.Duration
 		clusterCfg      cluster.Config
 		snapshotOps     int
+		keepSnapshots   int
 	)
 	ef.string(&dir, "data", "ALLOT_DATA", "", "data directory: journal and snapshots, created if missing (default: .allot/data of the allot checkout, else $XDG_DATA_HOME/allot/data; never the temporary folder)")
 	ef.string(&durability, "durability", "ALLOT_DURABILITY", "fsync", "fsync (survives power loss), write (survives a process crash) or none")
@@ -145,6 +147,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	ef.duration(&shutdownTimeout, "shutdown-timeout", "ALLOT_SHUTDOWN_TIMEOUT", 30*time.Second, "how long SIGTERM waits for connections to finish before closing them")
 	ef.string(&pprofAddr, "pprof", "ALLOT_PPROF", "", "serve Go's pprof profiles on this loopback address (empty: off)")
 	ef.int(&snapshotOps, "snapshot-every-ops", "ALLOT_SNAPSHOT_EVERY_OPS", 1<<22, "journaled ops between two snapshots (recovery replays at most about this many)")
+	ef.int(&keepSnapshots, "keep-snapshots", "ALLOT_KEEP_SNAPSHOTS", journal.KeepSnapshotsDefault, fmt.Sprintf("snapshots kept on disk, with the journal after the oldest of them (1..%d): the change stream (CHANGES, /v1/changes, allot relay) can resume from the oldest kept snapshot on, so a reader may fall this many snapshot intervals, less one, behind before its position is gone; each more keeps one more --snapshot-every-ops of journal on disk", journal.KeepSnapshotsMax))
 	ef.string(&clusterCfg.URLs, "cluster", "ALLOT_CLUSTER", "", "NATS servers of the cluster, comma-separated (nats://127.0.0.1:14220,...): run as the primary or a standby of --shard; empty: a single node")
 	ef.string(&clusterCfg.Shard, "shard", "ALLOT_SHARD", "main", "with --cluster: the shard this node serves (its stream ALLOT_<shard>, lease bucket ALLOT_<shard>_LEASE, snapshots ALLOT_<shard>_SNAP)")
 	ef.string(&clusterCfg.NodeID, "node-id", "ALLOT_NODE_ID", "", "with --cluster: this node's name in the lease and the log (default: host-pid)")
@@ -203,7 +206,10 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if snapshotOps < 1 {
 		return &exitError{code: 2, msg: fmt.Sprintf("--snapshot-every-ops must be positive, got %d", snapshotOps)}
 	}
-	engineCfg := engine.Config{Dir: dir, Durability: mode, Retention: retention, SnapshotEveryOps: int64(snapshotOps), Logger: slog.New(slog.NewTextHandler(stderr, nil))}
+	if keepSnapshots < 1 || keepSnapshots > journal.KeepSnapshotsMax {
+		return &exitError{code: 2, msg: fmt.Sprintf("--keep-snapshots must be 1..%d, got %d", journal.KeepSnapshotsMax, keepSnapshots)}
+	}
+	engineCfg := engine.Config{Dir: dir, Durability: mode, Retention: retention, SnapshotEveryOps: int64(snapshotOps), KeepSnapshots: keepSnapshots, Logger: slog.New(slog.NewTextHandler(stderr, nil))}
 	if pprofAddr != "" {
 		// Before the node starts, single or in a cluster: a node of a
 		// cluster is profiled the same way.
