@@ -60,7 +60,7 @@ func TestSnapshotsKeepHistoryForReaders(t *testing.T) {
 	writeOps(t, j, ops[:1000], 10, 1)
 	durable = 1000
 	snapshot(j, 1000)
-	oldestIs(1) // the empty state counts as the snapshot before
+	oldestIs(1001) // the history before the first snapshot is kept, but no snapshot before it to start from
 	writeOps(t, j, ops[1000:2000], 10, 1)
 	durable = 2000
 	snapshot(j, 2000)
@@ -97,5 +97,37 @@ func TestKeepSnapshotsOutOfRange(t *testing.T) {
 		if _, _, _, err := Open(Options{FS: vfs.NewMem(), Dir: dir, KeepSnapshots: k}); err == nil {
 			t.Errorf("KeepSnapshots %d: opened", k)
 		}
+	}
+}
+
+// TestInstalledSnapshotIsNoHistory: a snapshot installed from elsewhere
+// (a cluster node catching up from the shard's stored snapshot) past the
+// end of the directory's segments leaves a gap after them: Open removes
+// what came before it, and the oldest readable op is the snapshot's next,
+// not an op before the gap.
+func TestInstalledSnapshotIsNoHistory(t *testing.T) {
+	fs := vfs.NewMem()
+	j, _, _ := open(t, fs, 4096)
+	ops := genOps(9, 3000)
+	writeOps(t, j, ops[:1000], 10, 1)
+	if err := j.WriteSnapshot(&Snapshot{LSN: 1000, Rows: stateAfter(ops[:1000])}); err != nil {
+		t.Fatal(err)
+	}
+	writeOps(t, j, ops[1000:1500], 10, 1)
+	j.Close()
+	// Installed: the state after op 3000 of the shard.
+	if err := writeSnapshot(fs, dir, &Snapshot{LSN: 3000, Rows: stateAfter(ops)}); err != nil {
+		t.Fatal(err)
+	}
+	j2, st, rec := open(t, fs, 4096)
+	defer j2.Close()
+	if rec.SnapshotLSN != 3000 || !slices.Equal(st.Rows(), stateAfter(ops)) {
+		t.Fatalf("recovery %+v", rec)
+	}
+	if got, err := Oldest(fs, dir); err != nil || got != 3001 {
+		t.Fatalf("Oldest = %d, %v; want 3001 (ops 1501..3000 are in no segment)", got, err)
+	}
+	if lsn, _, err := LoadSnapshot(fs, dir, 2999); err != nil || lsn != 0 {
+		t.Fatalf("a snapshot before the installed one is left: %d %v", lsn, err)
 	}
 }

@@ -492,6 +492,22 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 			break
 		}
 	}
+	if prevEnd <= rec.SnapshotLSN {
+		// The segments end before the newest snapshot: it came from
+		// elsewhere (a cluster node that caught up from the shard's
+		// stored snapshot) or the frames up to it were lost. What came
+		// before it is no history of it: a reader would meet the gap.
+		var older []uint64
+		for _, lsn := range snaps {
+			if lsn >= from && lsn < rec.SnapshotLSN {
+				older = append(older, lsn)
+			}
+		}
+		if err := removeCovered(fs, dir, history, older); err != nil {
+			return nil, nil, rec, err
+		}
+		history = nil
+	}
 	if holeAt >= 0 {
 		if err := dropAfterHole(fs, dir, segs[holeAt].name, segs[holeAt+1:], opts.Logger); err != nil {
 			return nil, nil, rec, err
@@ -1117,15 +1133,15 @@ func (j *Journal) WriteSnapshot(snap *Snapshot) error {
 	return j.opts.FS.SyncDir(j.opts.Dir)
 }
 
-// removeCovered removes segments a snapshot covers and every snapshot but
-// the newest (snaps is sorted), then syncs the directory.
+// removeCovered removes the segments segs and the snapshots snaps, which
+// the newest snapshot covers, then syncs the directory.
 func removeCovered(fs vfs.FS, dir string, segs []segment, snaps []uint64) error {
 	var names []string
 	for _, s := range segs {
 		names = append(names, s.name)
 	}
-	for i := 0; i+1 < len(snaps); i++ {
-		names = append(names, snapshotName(snaps[i]))
+	for _, lsn := range snaps {
+		names = append(names, snapshotName(lsn))
 	}
 	if len(names) == 0 {
 		return nil

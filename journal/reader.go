@@ -125,9 +125,9 @@ func NewReader(fs vfs.FS, dir string, from uint64) (*Reader, error) {
 }
 
 // Oldest returns the first LSN whose state a reader can rebuild from the
-// journal in dir: 1 while the first segment starts at 1 (the empty state
-// replays from there), else the oldest snapshot's LSN + 1 that a segment
-// still follows (Options.KeepSnapshots says how many stay).
+// journal in dir: the oldest snapshot's LSN + 1 that the segments still
+// reach back to (Options.KeepSnapshots says how many stay), or the first
+// segment's first op when no snapshot was ever written.
 func Oldest(fs vfs.FS, dir string) (uint64, error) {
 	if fs == nil {
 		fs = vfs.OS{}
@@ -146,9 +146,6 @@ func oldest(segs []segment, snaps []uint64) uint64 {
 		if len(snaps) > 0 {
 			return snaps[len(snaps)-1] + 1
 		}
-		return 1
-	}
-	if segs[0].firstLSN <= 1 {
 		return 1
 	}
 	for _, lsn := range snaps {
