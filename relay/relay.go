@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,7 +49,11 @@ type Config struct {
 	ConfirmTimeout time.Duration
 	// RetryPause is the pause before reconnecting (default 500ms).
 	RetryPause time.Duration
-	// Logger receives reconnects and failures (default: none).
+	// StatsEvery is how often Stats are logged, when they changed
+	// (default 10s).
+	StatsEvery time.Duration
+	// Logger receives reconnects, failures, broker blocks and stats
+	// (default: none).
 	Logger *slog.Logger
 }
 
@@ -99,6 +105,12 @@ func (c *Config) Validate() error {
 	if c.RetryPause < 0 {
 		return fmt.Errorf("relay: retry pause %v is negative", c.RetryPause)
 	}
+	if c.StatsEvery == 0 {
+		c.StatsEvery = 10 * time.Second
+	}
+	if c.StatsEvery < 0 {
+		return fmt.Errorf("relay: stats interval %v is negative", c.StatsEvery)
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -113,8 +125,12 @@ type Stats struct {
 	// SKUs is k messages).
 	Events   atomic.Int64
 	Messages atomic.Int64
-	// Resent counts events published again after a failed round: each is
-	// a possible duplicate downstream.
+	// Resent counts the messages published again after a failed round of
+	// this process, each marked with the header resent: each is a possible
+	// duplicate downstream. A round that failed before a message was
+	// written counts nothing for it. It lives in memory: after a restart
+	// (kill -9) the batch published again from the checkpoint is neither
+	// counted nor marked.
 	Resent atomic.Int64
 	// Reconnects counts new broker connections after the first.
 	Reconnects atomic.Int64
@@ -128,12 +144,13 @@ type Relay struct {
 	nodes   []node        // allot's nodes, from Config.Addr
 	cur     int           // the node read from
 	refused map[int]error // nodes that refused the read after the checkpoint for good, since the last read
-	conn    *amqp.Connection
-	ch      *amqp.Channel
-	closed  chan *amqp.Error // the channel's close, with the broker's reason
-	// sentLast is the last seq handed to the broker in a round that was
-	// not confirmed: an event up to it published again may be a repeat.
+	link    *link         // the broker connection, nil when there is none
+	// sentLast is the highest seq handed to the broker: a message of an
+	// event up to it published again may be a repeat, and is marked so.
 	sentLast uint64
+	// dial opens the broker's TCP connections (nil: amqp.DefaultDial):
+	// tests wrap it to make the network fail.
+	dial func(network, addr string) (net.Conn, error)
 }
 
 // node is one allot server the relay may read from.
@@ -259,8 +276,8 @@ func (r *Relay) refusedEverywhere(pos uint64) error {
 // retry can fix: every node refusing the read (a checkpoint older than
 // allot's journal keeps, a *client.TrimmedError; one past the newest seq; a
 // wrong password), a checkpoint file that does not parse or cannot be
-// written, or the broker refusing the exchange or queue (see
-// brokerRefused).
+// written, a gap in the change stream (ErrGap), or the broker refusing the
+// exchange or queue (see brokerRefused).
 func (r *Relay) Run(ctx context.Context) error {
 	defer r.closeBroker()
 	defer r.closeNodes()
@@ -276,9 +293,17 @@ func (r *Relay) Run(ctx context.Context) error {
 	}
 	r.Stats.Position.Store(pos)
 	connected := false
+	statsAt, statsLogged := time.Now(), r.Stats.snapshot()
 	for ctx.Err() == nil {
-		if r.ch == nil {
-			if err := r.connect(); err != nil {
+		if now := time.Now(); now.Sub(statsAt) >= r.cfg.StatsEvery {
+			if s := r.Stats.snapshot(); s != statsLogged {
+				r.cfg.Logger.Info("relay: stats", s.attrs()...)
+				statsLogged = s
+			}
+			statsAt = now
+		}
+		if r.link == nil {
+			if err := r.connect(ctx); err != nil {
 				var re *refusedError
 				if errors.As(err, &re) {
 					return fmt.Errorf("relay: the broker refused, and no retry fixes that: %w", re.err)
@@ -288,7 +313,8 @@ func (r *Relay) Run(ctx context.Context) error {
 				continue
 			}
 			if connected {
-				r.Stats.Reconnects.Add(1)
+				n := r.Stats.Reconnects.Add(1)
+				r.cfg.Logger.Info("relay: reconnected to the broker", "reconnects", n)
 			}
 			connected = true
 		}
@@ -309,19 +335,22 @@ func (r *Relay) Run(ctx context.Context) error {
 		if len(evs) == 0 {
 			continue
 		}
-		for i := range evs {
-			if evs[i].Seq > r.sentLast {
-				break
-			}
-			r.Stats.Resent.Add(1)
+		if err := contiguous(pos, evs); err != nil {
+			return fmt.Errorf("%w (read from %s)", err, r.nodes[r.cur].addr)
 		}
 		msgs, sent, err := r.publish(ctx, evs)
+		r.sentLast = max(r.sentLast, sent)
 		if err != nil {
-			r.sentLast = max(r.sentLast, sent)
 			if ctx.Err() != nil {
 				return nil
 			}
-			r.cfg.Logger.Warn("relay: batch not confirmed; reconnecting and sending it again", "from", evs[0].Seq, "to", evs[len(evs)-1].Seq, "err", err)
+			var ue *unroutableError
+			if errors.As(err, &ue) {
+				r.cfg.Logger.Warn("relay: an event reached no queue, and the broker would have dropped it; bind a queue to the exchange for every routing key (or give the relay one to declare: Config.Queue, allot relay --queue). The checkpoint stays before it; sending the batch again",
+					"seq", ue.seq, "sku", ue.key, "exchange", r.cfg.Exchange, "checkpoint", pos, "from", evs[0].Seq, "to", evs[len(evs)-1].Seq, "reply", ue.reply)
+			} else {
+				r.cfg.Logger.Warn("relay: batch not confirmed; reconnecting and sending it again", "from", evs[0].Seq, "to", evs[len(evs)-1].Seq, "err", err)
+			}
 			r.closeBroker()
 			sleep(ctx, r.cfg.RetryPause)
 			continue
@@ -338,13 +367,65 @@ func (r *Relay) Run(ctx context.Context) error {
 	return nil
 }
 
+// link is one broker connection and its channel in confirm mode.
+type link struct {
+	raw     net.Conn // conn's socket
+	conn    *amqp.Connection
+	ch      *amqp.Channel
+	closed  chan *amqp.Error // the channel's close, with the broker's reason
+	returns chan amqp.Return // messages no queue took (published mandatory); at most pendingMax
+	unwatch func() bool      // stops the close on the relay's context
+	once    sync.Once
+}
+
+// close closes the connection, waiting at most about closeWait for the
+// broker's close-ok. Connection.Close waits for ever, and a broker under a
+// resource alarm (memory, disk) reads nothing more from a publisher's
+// socket, so it never answers. CloseDeadline sets the deadline on the
+// socket first, without a lock, so that a publish blocked in its write
+// (which amqp091-go v1.10.0 does not bound by the publish's context) fails
+// at it. That alone is not enough: amqp091-go pushes the read deadline
+// back (3 heartbeats) on every frame the broker sends, and a blocked
+// broker still sends heartbeats, so the close would end only at the next
+// write of a heartbeat, up to a heartbeat interval later; closing the
+// socket at closeWait ends it. Safe from any goroutine, and more than once.
+func (l *link) close() {
+	l.once.Do(func() {
+		t := time.AfterFunc(closeWait, func() { l.raw.Close() })
+		defer t.Stop()
+		l.conn.CloseDeadline(time.Now().Add(closeWait))
+	})
+}
+
+// closeWait bounds the wait for the broker's close-ok.
+const closeWait = 5 * time.Second
+
+// pendingMax bounds the messages of a round awaiting their confirms at
+// once, and so the returns buffered in link.returns: amqp091-go hands a
+// return to that channel on the connection's reader goroutine, which
+// blocks (and with it every confirm) while the channel is full.
+const pendingMax = 1024
+
 // connect opens a connection and a channel in confirm mode, and declares
-// the exchange (and queue).
-func (r *Relay) connect() error {
-	conn, err := amqp.DialConfig(r.cfg.AMQPURL, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second)})
+// the exchange (and queue). The connection is closed when ctx is done, so
+// that no call on it outlives the relay's context.
+func (r *Relay) connect(ctx context.Context) error {
+	dial := r.dial
+	if dial == nil {
+		dial = amqp.DefaultDial(5 * time.Second)
+	}
+	var raw net.Conn
+	conn, err := amqp.DialConfig(r.cfg.AMQPURL, amqp.Config{Dial: func(network, addr string) (net.Conn, error) {
+		c, err := dial(network, addr)
+		raw = c
+		return c, err
+	}})
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
+	l := &link{raw: raw, conn: conn}
+	l.unwatch = context.AfterFunc(ctx, l.close)
+	go r.logBlocked(conn.NotifyBlocked(make(chan amqp.Blocking, 2)))
 	ch, err := conn.Channel()
 	if err == nil {
 		if err = ch.ExchangeDeclare(r.cfg.Exchange, "topic", true, false, false, false, nil); err != nil {
@@ -362,15 +443,30 @@ func (r *Relay) connect() error {
 		err = ch.Confirm(false)
 	}
 	if err != nil {
-		conn.Close()
+		l.unwatch()
+		l.close()
 		if brokerRefused(err) {
 			return &refusedError{err}
 		}
 		return err
 	}
-	r.conn, r.ch = conn, ch
-	r.closed = ch.NotifyClose(make(chan *amqp.Error, 1))
+	l.ch = ch
+	l.closed = ch.NotifyClose(make(chan *amqp.Error, 1))
+	l.returns = ch.NotifyReturn(make(chan amqp.Return, pendingMax))
+	r.link = l
 	return nil
+}
+
+// logBlocked logs the broker's connection.blocked and .unblocked until
+// the connection closes (which closes blocked).
+func (r *Relay) logBlocked(blocked <-chan amqp.Blocking) {
+	for b := range blocked {
+		if b.Active {
+			r.cfg.Logger.Warn("relay: the broker blocks publishing (a resource alarm: memory or disk); rounds fail at the confirm timeout until it clears", "reason", b.Reason)
+		} else {
+			r.cfg.Logger.Info("relay: the broker unblocked publishing")
+		}
+	}
 }
 
 // refusedError is the broker's refusal of the relay's exchange or queue
@@ -399,14 +495,14 @@ func brokerRefused(err error) bool {
 // closeReason names the broker's reason when err is a publish on a
 // channel it closed (amqp.ErrClosed: "channel/connection is not open"):
 // the close that says why (NOT_FOUND for an exchange deleted under the
-// relay, say) reaches r.closed a moment after the channel is marked
+// relay, say) reaches l.closed a moment after the channel is marked
 // closed, so it is waited for briefly.
-func (r *Relay) closeReason(err error) error {
+func (l *link) closeReason(err error) error {
 	if !errors.Is(err, amqp.ErrClosed) {
 		return err
 	}
 	select {
-	case e, open := <-r.closed:
+	case e, open := <-l.closed:
 		if open && e != nil {
 			return fmt.Errorf("the broker closed the channel: %w", e)
 		}
@@ -419,64 +515,163 @@ func (r *Relay) closeReason(err error) error {
 const closeReasonWait = 200 * time.Millisecond
 
 func (r *Relay) closeBroker() {
-	if r.conn != nil {
-		r.conn.Close()
+	if r.link != nil {
+		r.link.unwatch()
+		r.link.close()
+		r.link = nil
 	}
-	r.conn, r.ch = nil, nil
 }
 
-// publish sends every event of the batch and waits for all the confirms.
-// It returns the number of messages sent and the seq of the last event
-// handed (in part, at least) to the broker.
+// publish sends every event of the batch, mandatory, and waits for all
+// the confirms. It returns the number of messages sent and the seq of the
+// last event handed (in part, at least) to the broker.
+//
+// A message of an event up to r.sentLast is sent again: it carries the
+// header resent and counts in Stats.Resent once it is handed over.
 func (r *Relay) publish(ctx context.Context, evs []changes.Event) (msgs int, sent uint64, err error) {
+	l := r.link
 	cctx, cancel := context.WithTimeout(ctx, r.cfg.ConfirmTimeout)
 	defer cancel()
-	pending := make([]*amqp.DeferredConfirmation, 0, len(evs))
-	seqs := make([]uint64, 0, len(evs)) // pending's events
+	// amqp091-go v1.10.0 drops a publish's context: a publish blocked in
+	// its write returns only when the connection closes. (stop runs before
+	// cancel: a round that ends in time keeps its connection.)
+	stop := context.AfterFunc(cctx, l.close)
+	defer stop()
+	pending := make([]pendingMessage, 0, min(len(evs), pendingMax))
 	var body []byte
 	var keys []string
 	for i := range evs {
 		ev := &evs[i]
 		body = ev.AppendJSON(body[:0])
 		keys = RoutingKeys(ev, keys[:0])
+		resent := ev.Seq <= r.sentLast
 		for _, key := range keys {
-			dc, err := r.ch.PublishWithDeferredConfirmWithContext(cctx, r.cfg.Exchange, key, false, false, amqp.Publishing{
+			if len(pending) == pendingMax {
+				if err := l.confirmed(cctx, pending); err != nil {
+					return 0, sent, err
+				}
+				msgs += len(pending)
+				pending = pending[:0]
+			}
+			headers := amqp.Table{"seq": int64(ev.Seq)}
+			if resent {
+				headers["resent"] = true
+			}
+			dc, err := l.ch.PublishWithDeferredConfirmWithContext(cctx, r.cfg.Exchange, key, true, false, amqp.Publishing{
 				ContentType:  "application/json",
 				DeliveryMode: amqp.Persistent,
 				MessageId:    strconv.FormatUint(ev.Seq, 10),
 				Type:         ev.Op,
 				Timestamp:    time.UnixMilli(ev.TimeMS),
-				Headers:      amqp.Table{"seq": int64(ev.Seq)},
+				Headers:      headers,
 				Body:         append([]byte(nil), body...),
 			})
 			if err != nil {
-				return 0, sent, fmt.Errorf("publish seq %d: %w", ev.Seq, r.closeReason(err))
+				return 0, sent, fmt.Errorf("publish seq %d: %w", ev.Seq, l.closeReason(err))
+			}
+			if resent {
+				r.Stats.Resent.Add(1)
 			}
 			sent = ev.Seq
-			pending = append(pending, dc)
-			seqs = append(seqs, ev.Seq)
+			pending = append(pending, pendingMessage{dc, ev.Seq})
 		}
 	}
-	for i, dc := range pending {
-		ok, err := dc.WaitContext(cctx)
+	if err := l.confirmed(cctx, pending); err != nil {
+		return 0, sent, err
+	}
+	return msgs + len(pending), sent, nil
+}
+
+// pendingMessage is a message published and not yet confirmed.
+type pendingMessage struct {
+	dc  *amqp.DeferredConfirmation
+	seq uint64
+}
+
+// confirmed waits for the broker's confirm of every message of pending,
+// and fails when one is nacked or was returned as routed to no queue.
+//
+// A message no queue takes is acked too. The broker sends its
+// basic.return before its basic.ack, and amqp091-go reads a connection's
+// frames on one goroutine that hands the return to l.returns (Channel.
+// dispatch) before it reads the ack: once a message is acked, its return,
+// if any, is in l.returns.
+func (l *link) confirmed(ctx context.Context, pending []pendingMessage) error {
+	for _, p := range pending {
+		ok, err := p.dc.WaitContext(ctx)
 		if err != nil {
-			return 0, sent, fmt.Errorf("waiting for confirms: %w", err)
+			return fmt.Errorf("waiting for confirms: %w", err)
 		}
 		if !ok {
 			// A closed channel fails every pending confirm; it tells its
 			// close before (amqp091-go's Channel.shutdown).
 			select {
-			case e, open := <-r.closed:
+			case e, open := <-l.closed:
 				if open {
-					return 0, sent, fmt.Errorf("the broker closed the channel before confirming seq %d: %w", seqs[i], e)
+					return fmt.Errorf("the broker closed the channel before confirming seq %d: %w", p.seq, e)
 				}
-				return 0, sent, fmt.Errorf("the channel closed before the broker confirmed seq %d", seqs[i])
+				return fmt.Errorf("the channel closed before the broker confirmed seq %d", p.seq)
 			default:
-				return 0, sent, fmt.Errorf("the broker nacked seq %d", seqs[i])
+				return fmt.Errorf("the broker nacked seq %d", p.seq)
 			}
 		}
 	}
-	return len(pending), sent, nil
+	select {
+	case ret, open := <-l.returns:
+		if open {
+			seq, _ := strconv.ParseUint(ret.MessageId, 10, 64)
+			return &unroutableError{seq: seq, key: ret.RoutingKey, exchange: ret.Exchange,
+				reply: strconv.Itoa(int(ret.ReplyCode)) + " " + ret.ReplyText}
+		}
+	default:
+	}
+	return nil
+}
+
+// unroutableError is a message the broker returned: no queue is bound to
+// the exchange for its routing key, and it would have been dropped.
+type unroutableError struct {
+	seq           uint64
+	key, exchange string
+	reply         string // the broker's code and text, e.g. "312 NO_ROUTE"
+}
+
+func (e *unroutableError) Error() string {
+	return fmt.Sprintf("seq %d (routing key %q) reached no queue bound to exchange %q (returned: %s)", e.seq, e.key, e.exchange, e.reply)
+}
+
+// ErrGap is a batch of the change stream that does not follow the
+// checkpoint seq by seq.
+var ErrGap = errors.New("relay: a gap in the change stream")
+
+// contiguous checks that evs are the events right after pos, seq by seq.
+// allot's change stream is gapless, and the checkpoint becomes the last
+// event's seq: an event missing from a batch would be skipped for good.
+// A gap is a broken server (or something between), which no retry fixes.
+func contiguous(pos uint64, evs []changes.Event) error {
+	want := pos + 1
+	for i := range evs {
+		if evs[i].Seq != want {
+			return fmt.Errorf("%w after checkpoint %d: expected seq %d, received seq %d; stopping rather than checkpoint past an event never published",
+				ErrGap, pos, want, evs[i].Seq)
+		}
+		want++
+	}
+	return nil
+}
+
+// statsSnapshot is Stats at one moment, to log and to compare.
+type statsSnapshot struct {
+	position                             uint64
+	events, messages, resent, reconnects int64
+}
+
+func (s *Stats) snapshot() statsSnapshot {
+	return statsSnapshot{s.Position.Load(), s.Events.Load(), s.Messages.Load(), s.Resent.Load(), s.Reconnects.Load()}
+}
+
+func (s statsSnapshot) attrs() []any {
+	return []any{"position", s.position, "events", s.events, "messages", s.messages, "resent", s.resent, "reconnects", s.reconnects}
 }
 
 // RoutingKeys appends the routing keys of ev: each SKU its rows touch,

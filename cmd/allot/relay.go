@@ -26,7 +26,17 @@ publisher confirms; routing key = each SKU the event's rows touch ("_" when
 none). The seq of the last event the broker confirmed is kept in the
 checkpoint file (written atomically), and a restart resumes after it: a
 kill of the relay or of the broker loses no event, and may repeat some
-(every message carries its seq: message id and header "seq").
+(every message carries its seq: message id and header "seq"; a message
+sent again after a failed round also carries header "resent"). A consumer
+drops a message whose seq it already handled for that SKU, remembering
+the seqs of the last --batch: not every seq below the last one, since a
+resent message may arrive after a later one of its SKU.
+
+Messages are published mandatory: one that reaches no queue comes back,
+and the relay keeps its checkpoint before it, logs its seq and SKU, and
+sends the batch again until a queue is bound to the exchange (--queue
+declares one bound to every routing key). Stats are logged every 10 s
+when they change.
 
 With the servers of 'allot services up rabbitmq' and 'allot serve':
   allot relay --queue allot.changes.all
@@ -37,12 +47,15 @@ with the same seqs, and the relay moves to the next node when a read fails
   allot relay --addr 10.0.0.1:7379,10.0.0.2:7379,10.0.0.3:7379
 
 It retries what may pass (a node or the broker down, a nack, a lost
-connection) and stops with an error, exit 1, on what no retry fixes: every
-node refuses the read (a checkpoint older than allot keeps, or past its
-newest seq as another server's checkpoint would be; a wrong --password), a
-checkpoint file that cannot be read or written, or the broker refusing the
-exchange or queue (declared elsewhere with other settings). A refused
-broker login is logged and retried.`
+connection, a broker resource alarm, an event no queue takes) and stops
+with an error, exit 1, on what no retry fixes: every node refuses the read
+(a checkpoint older than allot keeps, or past its newest seq as another
+server's checkpoint would be; a wrong --password), a checkpoint file that
+cannot be read or written, a gap in the change stream (naming the seq
+expected and the one received), or the broker refusing the exchange or
+queue (declared elsewhere with other settings). A refused broker login is
+logged and retried. SIGTERM stops it within about 5 s, even when the
+broker reads nothing more (a resource alarm).`
 
 func runRelay(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("relay", "[flags]", relayAbout, stderr)
@@ -51,7 +64,7 @@ func runRelay(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.Password, "password", os.Getenv("ALLOT_PASSWORD"), "allot server's password (ALLOT_PASSWORD)")
 	fs.StringVar(&cfg.AMQPURL, "amqp", envOr("ALLOT_RELAY_AMQP", "amqp://guest:guest@127.0.0.1:14672/"), "RabbitMQ URL (ALLOT_RELAY_AMQP); the default is the node of 'allot services up rabbitmq'")
 	fs.StringVar(&cfg.Exchange, "exchange", "allot.changes", "topic exchange to publish to (declared durable)")
-	fs.StringVar(&cfg.Queue, "queue", "", "also declare this durable queue, bound to every routing key; without it (or another queue bound), the exchange drops the events and the relay still checkpoints them")
+	fs.StringVar(&cfg.Queue, "queue", "", "also declare this durable queue (again on every reconnect), bound to every routing key; without it (or another queue bound for every routing key), events come back unroutable and the relay retries them without moving its checkpoint")
 	fs.StringVar(&cfg.Checkpoint, "checkpoint", "relay.checkpoint", "file holding the seq of the last confirmed event")
 	fs.IntVar(&cfg.BatchMax, "batch", 500, "events per read and confirm round (1..10000)")
 	fs.DurationVar(&cfg.Block, "block", time.Second, "how long one read waits for new events (1ms..60s)")
