@@ -50,6 +50,9 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// leaseTTLDefault is a node's lease TTL when none is given (--lease-ttl).
+const leaseTTLDefault = 3 * time.Second
+
 // Deliberate faults (Config.Fault).
 const (
 	// FaultNoExpectedSequence appends without the expected last sequence,
@@ -88,7 +91,7 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("cluster: node ID %q has a control character (it travels in the log's message headers)", c.NodeID)
 	}
 	if c.LeaseTTL == 0 {
-		c.LeaseTTL = 3 * time.Second
+		c.LeaseTTL = leaseTTLDefault
 	}
 	if c.LeaseTTL < 500*time.Millisecond {
 		return fmt.Errorf("cluster: lease TTL %v is below 500ms", c.LeaseTTL)

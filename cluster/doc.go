@@ -52,9 +52,11 @@
 // standby must answer the same ones.
 //
 // Several shards: a shard map (shardmap.go, fixed when the cluster is
-// made) hashes each group to a shard, and a node refuses a shard the map
-// does not name. Router (router.go) is the client side: it routes each op
-// by group to its shard's primary (the lease names it) and runs a hold or
-// an order whose lines span shards as two-phase holds with the decision
-// recorded first (orders.go).
+// made) hashes each group to a shard, a node refuses a shard the map
+// does not name, and a node refuses, as invalid, every op that names a
+// group of another shard (ShardMap.opCheck, run by the engine on each op
+// submitted: engine.Config.CheckOp). Router (router.go) is the client
+// side: it routes each op by group to its shard's primary (the lease
+// names it) and runs a hold or an order whose lines span shards as
+// two-phase holds with the decision recorded first (orders.go).
 package cluster

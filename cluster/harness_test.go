@@ -309,14 +309,15 @@ func (c *shardCluster) primary() string {
 // node acknowledges a mutation; it returns the node.
 func (c *shardCluster) waitPrimary(not string, within time.Duration) *nodeProc {
 	c.t.Helper()
+	probe := c.probeRow()
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		if id := c.primary(); id != "" && id != not {
 			p := c.nodes[id]
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			_, err := p.cli.Stock(ctx, rowKey("probe", "w1"), 0, 0)
+			res, err := p.cli.Stock(ctx, probe, 0, 0)
 			cancel()
-			if err == nil {
+			if err == nil && res.Code == inventory.CodeOK {
 				return p
 			}
 		}
@@ -324,6 +325,24 @@ func (c *shardCluster) waitPrimary(not string, within time.Duration) *nodeProc {
 	}
 	c.t.Fatalf("no primary other than %q within %v", not, within)
 	return nil
+}
+
+// probeRow is the row waitPrimary stocks: one of this shard's groups. In
+// a cluster of several shards a node refuses another shard's groups as
+// invalid, at once, primary or not (ShardMap.opCheck).
+func (c *shardCluster) probeRow() inventory.RowKey {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m, found, err := readShardMap(ctx, c.js)
+	if err != nil || !found || !m.Has(c.shard) {
+		return rowKey("probe", "w1")
+	}
+	for i := 0; ; i++ {
+		k := rowKey(fmt.Sprintf("probe%d", i), "w1")
+		if m.Of(k.Group()) == c.shard {
+			return k
+		}
+	}
 }
 
 func rowKey(sku, warehouse string) inventory.RowKey {

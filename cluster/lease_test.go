@@ -77,13 +77,24 @@ func TestLeaseKeeperHoldsTheLeasePastItsTTL(t *testing.T) {
 	if got := k.stop(); got != 0 {
 		t.Fatalf("a keeper that lost the lease still holds revision %d", got)
 	}
-	// Nor did it write over other's lease: other's renewals go on.
+	// Nor did it write over other's lease: other's renewals go on. (On a
+	// loaded box a renewal of the bucket can take longer than other's
+	// time bound, TTL less a tenth: other then steps down by itself,
+	// which says nothing of k; a lease written over is a lost
+	// compare-and-set, and the bucket would name k.)
 	time.Sleep(2 * ttl)
-	if err := o.err(); err != nil {
+	if v, _, found, err := l.readLease(ctx); err == nil && found && v == me {
+		t.Fatalf("the lease other took was written over: it names %v", v)
+	}
+	err = o.err()
+	if err != nil && !strings.Contains(err.Error(), "no renewal succeeded") {
 		t.Fatalf("the lease other took was written over: %v", err)
 	}
-	if got := o.stop(); got <= orev {
+	if got := o.stop(); err == nil && got <= orev {
 		t.Fatalf("other holds revision %d, took %d: its renewals stopped", got, orev)
+	}
+	if err != nil {
+		t.Logf("other stepped down by its time bound (a slow renewal on a loaded machine): %v", err)
 	}
 }
 

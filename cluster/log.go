@@ -34,6 +34,10 @@ type shardLog struct {
 	lease  jetstream.KeyValue
 	snaps  jetstream.ObjectStore
 	logID  string // the stream's log id (logIdentity), as create found or made it
+	// shards is the cluster's shard map as openShard found it (the zero
+	// map when the cluster has none: a single shard). It is fixed once
+	// made, so it is read once.
+	shards ShardMap
 	// retention is this node's --retention, which create records in the
 	// stream's metadata (retentionKey) or checks against it; 0 (tests of
 	// the log alone): neither.
@@ -126,11 +130,14 @@ func connect(urls, name string, opts ...nats.Option) (*nats.Conn, jetstream.JetS
 	return nc, js, nil
 }
 
-// checkShard refuses a shard the cluster's shard map does not name.
+// checkShard refuses a shard the cluster's shard map does not name, and
+// keeps the map (shardLog.shards).
 func (l *shardLog) checkShard(ctx context.Context, shard string) error {
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	return checkShard(rctx, l.js, shard)
+	m, err := checkShard(rctx, l.js, shard)
+	l.shards = m
+	return err
 }
 
 func (l *shardLog) create(ctx context.Context, leaseTTL time.Duration) error {

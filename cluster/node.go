@@ -36,6 +36,9 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer log.close()
+	// In a cluster of several shards, an op of another shard's group
+	// sent to this node directly is refused (ShardMap.opCheck).
+	cfg.Engine.CheckOp = log.shards.opCheck(cfg.Shard)
 	n := &node{cfg: cfg, log: log, logger: cfg.Logger.With("node", cfg.NodeID, "shard", cfg.Shard)}
 	failures := 0
 	for {
@@ -134,8 +137,16 @@ func (n *node) term(ctx context.Context) error {
 		return err
 	}
 	n.logger.Info("cluster: primary", "resp", me.RESP, "http", me.HTTP, "lsn", e.DurableLSN(), "log_seq", last)
-	go n.storeSnapshots(termCtx)
+	// The snapshot loop stops with the lease (or the term), not with the
+	// term's end: that waits for the server's shutdown (up to 5 s), and a
+	// deposed primary's Put of an older snapshot could land after the new
+	// primary stored a newer one and trimmed the log behind it.
+	snapCtx, stopSnaps := context.WithCancel(termCtx)
+	stopWithLease := context.AfterFunc(lease.ctx, stopSnaps)
+	go n.storeSnapshots(snapCtx)
 	err = n.primary(termCtx, e, w, lease, served)
+	stopWithLease()
+	stopSnaps()
 	graceful = err == nil
 	deposed = errors.Is(err, errDeposed)
 	return err

@@ -23,7 +23,7 @@ import (
 // router's Recover, right away, confirms the rest. HoldTTL and
 // RecoverAfter are equal, as their defaults are.
 func TestCrossShardDecidedOrderRecoveredAtOnce(t *testing.T) {
-	ttl := func(c *RouterConfig) { c.HoldTTL, c.RecoverAfter = 6*time.Second, 6*time.Second }
+	ttl := func(c *RouterConfig) { c.HoldTTL, c.RecoverAfter = 12*time.Second, 12*time.Second }
 	sc, r, _, a, b := crossShards(t, "ra", 10, ttl)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

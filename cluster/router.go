@@ -34,10 +34,22 @@ type RouterConfig struct {
 	// 30s): the last safety net if its coordinator dies and is never
 	// recovered.
 	HoldTTL time.Duration
+	// LeaseTTL is the shards' lease TTL (their nodes' --lease-ttl): a
+	// shard's failover takes at least that long (default: the longest TTL
+	// the shards' lease buckets record when NewRouter runs, or 3s, the
+	// nodes' default, while no shard has one). NewRouter refuses a TTL
+	// given here that is shorter than a shard's.
+	LeaseTTL time.Duration
 	// CommitMargin: a cross-shard order or hold is confirmed only while
-	// each of its parts is at least this far from its deadline (default
-	// 2s); closer, it is cancelled (an order) or reported expired (a hold),
-	// so that no part can expire while another is confirmed.
+	// each of its parts is at least this far from its deadline; closer,
+	// it is cancelled (an order) or reported expired (a hold), so that no
+	// part can expire while another is confirmed. It must cover what can
+	// pass between the decision and a part's confirm: a failover of the
+	// part's shard (the lease TTL, then the new primary's catch up), and
+	// how far a shard's clock, which stamped the part's deadline, runs
+	// ahead of this router's, which decides (default 2 × LeaseTTL +
+	// clockSkewMax: 8s with the default TTL; at least LeaseTTL, or the
+	// config is refused).
 	CommitMargin time.Duration
 	// Retention is how long the records of cross-shard holds and orders
 	// are kept (default 24h): a repeat within it gets the first outcome.
@@ -61,6 +73,19 @@ type RouterConfig struct {
 	Logger *slog.Logger
 }
 
+// clockSkewMax is how far the clocks of the routers and of the shards'
+// nodes may differ. A part's deadline is stamped by its shard's clock,
+// and the router compares it with its own (Router.run, Router.decide):
+// a shard whose clock runs ahead expires the part that much before the
+// router expects. Machines synchronised by NTP differ by milliseconds;
+// beyond this, the commit margin no longer covers a failover.
+const clockSkewMax = 2 * time.Second
+
+// commitMarginFor is the default commit margin for shards whose lease TTL
+// is ttl: a failover (the TTL for the lease to lapse, as much again for
+// the new primary's catch up and fence) and the clocks' skew.
+func commitMarginFor(ttl time.Duration) time.Duration { return 2*ttl + clockSkewMax }
+
 // FaultNoDecision confirms a cross-shard order's parts without first
 // recording the decision: a coordinator that dies among the confirms
 // leaves a record that says "holding", and recovery cancels what is left.
@@ -81,8 +106,11 @@ func (c *RouterConfig) Validate() error {
 	if c.HoldTTL == 0 {
 		c.HoldTTL = 30 * time.Second
 	}
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = leaseTTLDefault
+	}
 	if c.CommitMargin == 0 {
-		c.CommitMargin = 2 * time.Second
+		c.CommitMargin = commitMarginFor(c.LeaseTTL)
 	}
 	if c.Retention == 0 {
 		c.Retention = 24 * time.Hour
@@ -92,6 +120,10 @@ func (c *RouterConfig) Validate() error {
 	}
 	if c.RecoverAfter == 0 {
 		c.RecoverAfter = 30 * time.Second
+	}
+	if c.CommitMargin < c.LeaseTTL {
+		return fmt.Errorf("cluster: commit margin %v is below the shards' lease TTL %v: a shard that fails over between the decision and its confirm (the TTL, then a catch up) finds its part expired while the others are confirmed (a partial order); give at least %v (2 × the TTL + %v of clock skew)",
+			c.CommitMargin, c.LeaseTTL, commitMarginFor(c.LeaseTTL), clockSkewMax)
 	}
 	if c.HoldTTL <= c.CommitMargin {
 		return fmt.Errorf("cluster: hold TTL %v must exceed the commit margin %v", c.HoldTTL, c.CommitMargin)
@@ -137,6 +169,7 @@ type Router struct {
 // NewRouter connects to the cluster and reads its shard map (a cluster
 // without one is the single shard "main").
 func NewRouter(ctx context.Context, cfg RouterConfig) (*Router, error) {
+	leaseGiven, marginGiven := cfg.LeaseTTL != 0, cfg.CommitMargin != 0
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -164,10 +197,46 @@ func NewRouter(ctx context.Context, cfg RouterConfig) (*Router, error) {
 		}
 		r.names[s] = n
 	}
-	if r.orders, err = ordersKV(rctx, js, cfg.Retention); err != nil {
+	if err := r.fitLeaseTTL(rctx, leaseGiven, marginGiven); err != nil {
+		return fail(err)
+	}
+	if r.orders, err = ordersKV(rctx, js, r.cfg.Retention); err != nil {
 		return fail(err)
 	}
 	return r, nil
+}
+
+// fitLeaseTTL reads the lease TTL of each shard whose lease bucket exists
+// (its nodes' --lease-ttl). One longer than the config's is taken, with
+// the commit margin it calls for, unless LeaseTTL was given (leaseGiven):
+// that is refused, as is a given margin (marginGiven) then below it.
+func (r *Router) fitLeaseTTL(ctx context.Context, leaseGiven, marginGiven bool) error {
+	var longest time.Duration
+	var of string
+	for _, s := range r.m.Shards {
+		st, err := r.js.Stream(ctx, "KV_"+r.names[s].lease)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			continue // not started yet
+		}
+		if err != nil {
+			return fmt.Errorf("cluster: the lease bucket of shard %s: %w", s, err)
+		}
+		if ttl := st.CachedInfo().Config.MaxAge; ttl > longest {
+			longest, of = ttl, s
+		}
+	}
+	if longest <= r.cfg.LeaseTTL {
+		return nil
+	}
+	if leaseGiven {
+		return fmt.Errorf("cluster: shard %s's lease TTL is %v (its nodes' --lease-ttl), longer than the router's LeaseTTL %v: its failovers take longer than the commit margin allows for; give LeaseTTL %v (or none: the router reads it)",
+			of, longest, r.cfg.LeaseTTL, longest)
+	}
+	r.cfg.LeaseTTL = longest
+	if !marginGiven {
+		r.cfg.CommitMargin = commitMarginFor(longest)
+	}
+	return r.cfg.Validate()
 }
 
 // ordersKV opens the records' bucket, creating it (with retention) when it

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"time"
 
@@ -52,14 +51,70 @@ func (m ShardMap) Of(g inventory.GroupKey) string {
 	return m.Shards[m.index(g)]
 }
 
+// index is the position in m.Shards of the shard that holds g. It hashes
+// the strings in place (hash/fnv's Write took a []byte of each, and its
+// hash escaped: allocations on every op a node checks, opCheck).
 func (m ShardMap) index(g inventory.GroupKey) int {
-	h := fnv.New64a()
-	h.Write([]byte(g.SKU))
-	h.Write([]byte{0})
-	h.Write([]byte(g.Condition))
-	h.Write([]byte{0})
-	h.Write([]byte(g.Source))
-	return int(h.Sum64() % uint64(len(m.Shards)))
+	h := fnvString(fnvOffset64, g.SKU)
+	h = fnvString(h*fnvPrime64, g.Condition) // the NUL between: h ^= 0, h *= prime
+	h = fnvString(h*fnvPrime64, g.Source)
+	return int(h % uint64(len(m.Shards)))
+}
+
+// FNV-1a 64 (hash/fnv's, to the bit).
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+)
+
+func fnvString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime64
+	}
+	return h
+}
+
+// opCheck returns the engine's check (engine.Config.CheckOp) of a node of
+// shard: it refuses, as invalid, an op that names a group of another
+// shard (a capture, release, stock, get or available; a hold or an order
+// with any such line). nil when every group is shard's (a map of one
+// shard, or none).
+//
+// The Router sends each op to its group's shard, but a client that talks
+// to a node directly (redis-cli, an HTTP client, the Go client given one
+// node's address) could apply any group there: a group stocked on two
+// shards is two groups, each with part of the units, and the router reads
+// and captures only one. Refused before it is submitted, such an op binds
+// no idempotency key and is journaled nowhere.
+func (m ShardMap) opCheck(shard string) func(op *inventory.Op) string {
+	if len(m.Shards) < 2 {
+		return nil
+	}
+	me := slices.Index(m.Shards, shard)
+	if me < 0 {
+		return nil // openShard refuses such a node before it opens an engine
+	}
+	return func(op *inventory.Op) string {
+		switch op.Kind {
+		case inventory.KindCapture, inventory.KindRelease, inventory.KindStock, inventory.KindGet, inventory.KindAvailable:
+			if g := op.Key.Group(); m.index(g) != me {
+				return m.elsewhere(g, shard)
+			}
+		case inventory.KindHold, inventory.KindOrder:
+			for _, l := range op.Lines {
+				if m.index(l.Group) != me {
+					return m.elsewhere(l.Group, shard)
+				}
+			}
+		}
+		return ""
+	}
+}
+
+// elsewhere is the refusal of group g on a node of shard.
+func (m ShardMap) elsewhere(g inventory.GroupKey, shard string) string {
+	return fmt.Sprintf("group %s/%s/%s belongs to shard %s, not %s", g.SKU, g.Condition, g.Source, m.Of(g), shard)
 }
 
 // Has reports whether shard is one of the map's.
@@ -166,14 +221,15 @@ func readShardMap(ctx context.Context, js jetstream.JetStream) (m ShardMap, foun
 var errNotInMap = errors.New("cluster: shard not in the shard map")
 
 // checkShard returns errNotInMap (wrapped, with the map's shards) when
-// the cluster has a map that does not name shard.
-func checkShard(ctx context.Context, js jetstream.JetStream, shard string) error {
+// the cluster has a map that does not name shard, and the map otherwise
+// (the zero map when there is none).
+func checkShard(ctx context.Context, js jetstream.JetStream, shard string) (ShardMap, error) {
 	m, found, err := readShardMap(ctx, js)
 	if err != nil {
-		return err
+		return ShardMap{}, err
 	}
 	if found && !m.Has(shard) {
-		return fmt.Errorf("%w: the cluster's shards are %v, not %s", errNotInMap, m.Shards, shard)
+		return ShardMap{}, fmt.Errorf("%w: the cluster's shards are %v, not %s", errNotInMap, m.Shards, shard)
 	}
-	return nil
+	return m, nil
 }

@@ -380,7 +380,7 @@ func TestCrossShardCheckFailsWithoutDecisionRecord(t *testing.T) {
 // TTL on every shard; a cross-shard hold confirms and cancels as one.
 func TestCrossShardHolds(t *testing.T) {
 	sc := newSharded(t, 2)
-	r := sc.router("h", func(c *RouterConfig) { c.HoldTTL = 4 * time.Second; c.CommitMargin = time.Second })
+	r := sc.router("h", func(c *RouterConfig) { c.HoldTTL = 5 * time.Second; c.CommitMargin = 3 * time.Second })
 	groups := stockGroups(t, r, "h", 8, 10)
 	a, b := crossPair(t, r, groups)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -463,7 +463,7 @@ func TestCrossShardHolds(t *testing.T) {
 			t.Fatalf("the dead coordinator's hold on %v: %+v %v", g, get, err)
 		}
 	}
-	time.Sleep(4500 * time.Millisecond)
+	time.Sleep(5500 * time.Millisecond)
 	for _, g := range []inventory.GroupKey{a, b} {
 		get, err := r.call(ctx, r.m.Of(g), inventory.HoldGet(hold))
 		if err != nil || get.State != inventory.HoldExpired {

@@ -87,6 +87,16 @@ func newestSnapshotFile(dir string) (string, uint64, error) {
 // storeSnapshot stores the data directory's newest snapshot if it is newer
 // than the stored one, then trims the log behind it. It returns the LSN
 // stored (0: nothing new).
+//
+// stored is the caller's cached LSN of the stored snapshot; the store's
+// own is read again right before the Put. During a takeover the deposed
+// primary's Put of an older snapshot could otherwise land after the new
+// primary stored a newer one and trimmed the log behind it: the store
+// then held a snapshot the log no longer continues, and a node that
+// needed it looped on errBehindLog until the next snapshot. (A Put
+// already in flight when the newer one lands is not caught; the node
+// stops its snapshot loop when its lease is lost (node.term), before any
+// other node can take the lease, which bounds that to one request.)
 func (l *shardLog) storeSnapshot(ctx context.Context, dir string, stored uint64) (uint64, error) {
 	name, lsn, err := newestSnapshotFile(dir)
 	if err != nil || lsn <= stored {
@@ -108,6 +118,13 @@ func (l *shardLog) storeSnapshot(ctx context.Context, dir string, stored uint64)
 	}
 	if last, err := lsnOf(m.Header, headerLSN); err != nil || last != lsn {
 		return 0, fmt.Errorf("cluster: snapshot at op %d is not at a frame boundary of the log (message %d ends at op %d)", lsn, seq, last)
+	}
+	now, err := l.storedSnapshot(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if now.lsn >= lsn {
+		return 0, nil // another primary stored one as new, or newer
 	}
 	rctx, cancel := context.WithTimeout(ctx, 4*requestTimeout)
 	defer cancel()

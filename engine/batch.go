@@ -43,12 +43,10 @@ func (e *Engine) SubmitBatch(rs []*Request) (int, error) {
 	n := 0
 	for ; n < len(rs); n++ {
 		r := rs[n]
-		if !r.takeChecked() && r.fn == nil {
-			if d := r.Op.Check(); d != "" {
-				r.Result, r.Err = inventory.Result{Code: inventory.CodeInvalid, Detail: d}, nil
-				invalid = append(invalid, r)
-				continue
-			}
+		if d := e.invalid(r); d != "" {
+			r.Result, r.Err = inventory.Result{Code: inventory.CodeInvalid, Detail: d}, nil
+			invalid = append(invalid, r)
+			continue
 		}
 		for e.mustWaitLocked() {
 			e.room.Wait()

@@ -95,6 +95,16 @@ type Config struct {
 	// itself (manual.go): the caller decides where frames end. For the
 	// simulator, whose seed then decides them.
 	ManualFlush bool
+	// CheckOp, when set, is asked about every op submitted, after
+	// Op.Check (and also when the submitter ran Op.Check itself): a
+	// detail it returns answers the op CodeInvalid with that detail,
+	// unapplied and unjournaled, as Op.Check's would. A node of a
+	// sharded cluster refuses the groups of other shards with it
+	// (package cluster). It runs on the submitting goroutine for every
+	// op, so it must be quick and allocate nothing for the ops it lets
+	// through. Frames a standby applies are the primary's and are not
+	// asked about.
+	CheckOp func(op *inventory.Op) string
 }
 
 // Clock tells the time. It is injected so that simulation can run the
@@ -363,12 +373,10 @@ func (e *Engine) Dir() string { return e.cfg.Dir }
 // already waiting for the disk (back-pressure). A malformed op is answered
 // with CodeInvalid without touching state.
 func (e *Engine) Submit(r *Request) error {
-	if !r.takeChecked() && r.fn == nil {
-		if d := r.Op.Check(); d != "" {
-			r.Result, r.Err = inventory.Result{Code: inventory.CodeInvalid, Detail: d}, nil
-			r.releaseNow()
-			return nil
-		}
+	if d := e.invalid(r); d != "" {
+		r.Result, r.Err = inventory.Result{Code: inventory.CodeInvalid, Detail: d}, nil
+		r.releaseNow()
+		return nil
 	}
 	e.mu.Lock()
 	// The batch the flusher is writing counts too: room was once made
@@ -460,9 +468,32 @@ func (e *Engine) unlockKick(kick bool) {
 	}
 }
 
-// refused is the error of an op the engine refused because its journal
-// failed earlier: never applied.
+// invalid says what is wrong with r's op ("" when nothing is): Op.Check,
+// unless the submitter ran it (Request.Checked), then Config.CheckOp. A
+// read run on the writer (r.fn) is neither.
+func (e *Engine) invalid(r *Request) string {
+	checked := r.takeChecked()
+	if r.fn != nil {
+		return ""
+	}
+	if !checked {
+		if d := r.Op.Check(); d != "" {
+			return d
+		}
+	}
+	if e.cfg.CheckOp != nil {
+		return e.cfg.CheckOp(&r.Op)
+	}
+	return ""
+}
+
+// refused is the error of an op the engine refused because it stopped
+// earlier (its journal failed, or a primary's lease lapsed): never
+// applied.
 func refused(failure error) error {
+	if errors.Is(failure, errLeaseLapsed) {
+		return fmt.Errorf("%w: %w", ErrUnavailable, failure)
+	}
 	return fmt.Errorf("%w: the journal failed: %w", ErrUnavailable, failure)
 }
 
@@ -1063,7 +1094,12 @@ func (e *Engine) failLocked(err error) {
 		e.failure = err
 		close(e.stopped)
 		e.room.Broadcast()
-		e.cfg.Logger.Error("engine: journal failed; refusing all further requests", "err", err)
+		if errors.Is(err, errLeaseLapsed) {
+			// Not the journal's fault: the node steps down, and says why.
+			e.cfg.Logger.Warn("engine: the primary's lease lapsed; refusing all further requests", "err", err)
+		} else {
+			e.cfg.Logger.Error("engine: journal failed; refusing all further requests", "err", err)
+		}
 	}
 }
 

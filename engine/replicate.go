@@ -205,14 +205,21 @@ func (e *Engine) SetLeaseUntil(until time.Time) {
 	e.leaseUntil = until
 }
 
+// errLeaseLapsed is the failure of a primary past its lease bound
+// (SetLeaseUntil). It stops the engine as a journal failure does, but its
+// log line and its refusals name the lease: nothing is wrong with the
+// journal, and "journal failed" sent an operator looking for a disk
+// fault on a node that only stepped down.
+var errLeaseLapsed = errors.New("engine: the primary's lease lapsed")
+
 // checkLeaseLocked stops a primary whose lease may have lapsed
 // (SetLeaseUntil).
 func (e *Engine) checkLeaseLocked() {
 	if e.replica == nil || e.failure != nil || e.leaseUntil.IsZero() || time.Now().Before(e.leaseUntil) {
 		return
 	}
-	e.failLocked(fmt.Errorf("engine: the primary's lease may have lapsed (not renewed in time, until %s): %w",
-		e.leaseUntil.Format("15:04:05.000"), &NotPrimaryError{}))
+	e.failLocked(fmt.Errorf("%w (no renewal succeeded in time; it was trusted until %s): %w",
+		errLeaseLapsed, e.leaseUntil.Format("15:04:05.000"), &NotPrimaryError{}))
 }
 
 // ApplyFrame applies a frame of the primary's journal (the bytes its
