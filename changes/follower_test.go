@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -540,18 +539,7 @@ func TestFollowerKeepsNoCatalog(t *testing.T) {
 	// Snapshots are written in the background: wait until the newest is
 	// in place, then build one follower from it (it holds catalog records)
 	// and one at the end.
-	var newest uint64
-	for stable := 0; stable < 5; time.Sleep(20 * time.Millisecond) {
-		lsn, _, err := journal.LoadSnapshot(nil, e.Dir(), math.MaxUint64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if lsn == newest {
-			stable++
-		} else {
-			newest, stable = lsn, 0
-		}
-	}
+	newest := waitNewestSnapshot(t, e.Dir())
 	if _, st, err := journal.LoadSnapshot(nil, e.Dir(), newest); err != nil || newest == 0 || st.CatalogLen() == 0 {
 		t.Fatalf("the snapshot at %d holds no catalog record (%v): the test proves nothing", newest, err)
 	}

@@ -32,19 +32,7 @@ func TestReaderBehindTheNewestSnapshotResumes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Snapshots are written in the background: wait for the newest.
-	var newest uint64
-	for stable := 0; stable < 5; time.Sleep(20 * time.Millisecond) {
-		lsn, _, err := journal.LoadSnapshot(nil, e.Dir(), math.MaxUint64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if lsn == newest {
-			stable++
-		} else {
-			newest, stable = lsn, 0
-		}
-	}
+	newest := waitNewestSnapshot(t, e.Dir())
 	if newest < 200 {
 		t.Fatalf("newest snapshot at %d: the test wants two", newest)
 	}
@@ -67,4 +55,23 @@ func TestReaderBehindTheNewestSnapshotResumes(t *testing.T) {
 			t.Fatalf("read after %d, before the oldest %d: %v", oldest-2, oldest, err)
 		}
 	}
+}
+
+// waitNewestSnapshot waits until the engine's background snapshots of dir
+// settle (the same newest for 100 ms) and returns the newest one's LSN.
+func waitNewestSnapshot(t *testing.T, dir string) uint64 {
+	t.Helper()
+	var newest uint64
+	for stable := 0; stable < 5; time.Sleep(20 * time.Millisecond) {
+		lsn, _, err := journal.LoadSnapshot(nil, dir, math.MaxUint64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lsn == newest {
+			stable++
+		} else {
+			newest, stable = lsn, 0
+		}
+	}
+	return newest
 }

@@ -8,15 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"allot/client"
 	"allot/inventory"
+	"allot/server/servertest"
 	"allot/services"
 )
 
@@ -28,59 +27,12 @@ import (
 // answered them, for as long as it was cut off, from a state the new
 // primary had moved past.
 
-// natsProxy forwards a NATS client's connections to one NATS server, with
-// the servers the cluster advertises (INFO connect_urls) taken out of the
-// server's INFO lines: a client that knew of them reconnected to them
-// directly once the proxy cut it, and was never cut off.
-type natsProxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	conns  []net.Conn
-}
-
-func startNATSProxy(t testing.TB, target string) *natsProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &natsProxy{ln: ln, target: target}
-	t.Cleanup(p.cut)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, up)
-			p.mu.Unlock()
-			go func() { io.Copy(up, c); up.Close() }()
-			go func() { filterNATS(c, up); c.Close() }()
-		}
-	}()
-	return p
-}
-
-func (p *natsProxy) addr() string { return p.ln.Addr().String() }
-
-// cut closes the listener and every connection: the client can neither
-// reach the server through it nor connect again.
-func (p *natsProxy) cut() {
-	p.ln.Close()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
+// A proxy to one NATS server (servertest.StartFilterProxy) with the
+// servers the cluster advertises (INFO connect_urls) taken out of the
+// server's INFO lines (filterNATS): a client that knew of them reconnected
+// to them directly once the proxy cut it, and was never cut off. Close
+// cuts it for good: the client can neither reach the server through it
+// nor connect again.
 
 // filterNATS copies the server's side of a NATS connection from up to c,
 // rewriting INFO lines without connect_urls. It parses the protocol (a
@@ -141,16 +93,16 @@ func refusedOrGone(err error) bool {
 // too), must refuse them all (or no longer listen), never answer them.
 func TestCutOffPrimaryAnswersNothingStale(t *testing.T) {
 	c := newShardCluster(t)
-	var proxies []*natsProxy
+	var proxies []*servertest.CutProxy
 	var urls []string
 	for _, n := range services.NATSNodes {
 		addr, err := services.Addr(c.nats, n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := startNATSProxy(t, addr)
+		p := servertest.StartFilterProxy(t, addr, filterNATS)
 		proxies = append(proxies, p)
-		urls = append(urls, "nats://"+p.addr())
+		urls = append(urls, "nats://"+p.Addr())
 	}
 	a := c.start("a", "--cluster", strings.Join(urls, ","))
 	if p := c.waitPrimary("", 30*time.Second); p != a {
@@ -165,7 +117,7 @@ func TestCutOffPrimaryAnswersNothingStale(t *testing.T) {
 	waitSameRows(t, b, a)
 
 	for _, p := range proxies {
-		p.cut()
+		p.Close()
 	}
 	cut := time.Now()
 	// Each node is asked on one connection that follows no redirect

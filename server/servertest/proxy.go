@@ -19,6 +19,17 @@ type CutProxy struct {
 // to target; the test's cleanup closes it and cuts what it carries.
 func StartCutProxy(t testing.TB, target string) *CutProxy {
 	t.Helper()
+	return StartFilterProxy(t, target, func(dst io.Writer, src io.Reader) error {
+		_, err := io.Copy(dst, src)
+		return err
+	})
+}
+
+// StartFilterProxy is StartCutProxy with what the server sends passed
+// through down (from the server's side, src, to the client's, dst) until
+// it returns: a test's rewriting of the server's replies.
+func StartFilterProxy(t testing.TB, target string, down func(dst io.Writer, src io.Reader) error) *CutProxy {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +51,7 @@ func StartCutProxy(t testing.TB, target string) *CutProxy {
 			p.conns = append(p.conns, c, up)
 			p.mu.Unlock()
 			go func() { io.Copy(up, c); up.Close() }()
-			go func() { io.Copy(c, up); c.Close() }()
+			go func() { down(c, up); c.Close() }()
 		}
 	}()
 	return p
