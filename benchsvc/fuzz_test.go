@@ -65,7 +65,7 @@ func FuzzHandler(f *testing.F) {
 		if path != "/v1/runs" && !strings.HasPrefix(path, "/test/gen-load/") {
 			path = "/v1/runs"
 		}
-		req := httptest.NewRequest("POST", "http://x"+strings.Map(func(r rune) rune {
+		req := httptest.NewRequest("POST", "http://127.0.0.1"+strings.Map(func(r rune) rune {
 			if r <= ' ' || r > '~' || r == '?' || r == '#' || r == '%' {
 				return 'x'
 			}

@@ -9,12 +9,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
 
 	"allot/bench"
 	"allot/internal/bearer"
+	"allot/internal/loopback"
 	"allot/report"
 )
 
@@ -57,7 +59,18 @@ func (s *Service) Handler() http.Handler {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "cross_origin", "a request from another site's page is refused")
 	}))
-	return cop.Handler(jsonRouting(mux))
+	guarded := cop.Handler(jsonRouting(mux))
+	// A page whose owner rebinds its name to 127.0.0.1 (DNS rebinding)
+	// makes same-origin requests, which the check above lets through, but
+	// under its own name: without a token only requests addressed to a
+	// loopback name are served.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.Token == "" && !loopback.Host(r.Host) {
+			writeError(w, http.StatusForbidden, "forbidden", "Host "+r.Host+" is not a loopback name: a service without a token answers only requests addressed to localhost or a loopback address")
+			return
+		}
+		guarded.ServeHTTP(w, r)
+	})
 }
 
 // jsonRouting answers what mux has no handler for (an unknown path, or a
@@ -109,7 +122,11 @@ func (s *Service) auth(h http.HandlerFunc) http.HandlerFunc {
 		// token the page was given as a SameSite=Strict cookie, which no
 		// other site's page can make a browser send.
 		if c, err := r.Cookie(tokenCookie); err == nil && header == "" {
-			got, ok = c.Value, true
+			// The page stores it percent-encoded (encodeURIComponent), so
+			// that a token with + / = survives in a cookie.
+			if v, err := url.QueryUnescape(c.Value); err == nil {
+				got, ok = v, true
+			}
 		}
 		if !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="allot bench"`)

@@ -71,7 +71,9 @@ func (s *Service) servePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", page.csp)
+	w.Header().Set("Content-Security-Policy", page.csp+"; frame-ancestors 'none'")
+	// No other site may frame the page and trick a click on Start.
+	w.Header().Set("X-Frame-Options", "DENY")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Write(page.html)

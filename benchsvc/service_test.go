@@ -122,6 +122,10 @@ func do(t *testing.T, method, url, body string, hdr ...string) (int, map[string]
 	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
 	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Host" {
+			req.Host = hdr[i+1]
+			continue
+		}
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)

@@ -15,6 +15,7 @@ import (
 
 	"allot/engine"
 	"allot/internal/bearer"
+	"allot/internal/loopback"
 	"allot/inventory"
 )
 
@@ -58,8 +59,7 @@ func (s *Server) httpHandler() http.Handler {
 	for _, rt := range s.routes() {
 		byPath[rt.path] = rt
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.metrics.httpRequests.Add(1)
+	routed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rt, ok := byPath[r.URL.Path]
 		if !ok && strings.HasPrefix(r.URL.Path, "/v1/holds/") {
 			rt, ok = byPath["/v1/holds/"]
@@ -91,6 +91,27 @@ func (s *Server) httpHandler() http.Handler {
 			return
 		}
 		h(w, r)
+	})
+	// A server without a password trusts whoever can connect, and a
+	// browser on this machine can. Requests the browser marks as another
+	// site's (Sec-Fetch-Site, Origin: a page POSTing a text/plain body
+	// needs no CORS preflight) are refused; curl and other clients send no
+	// such mark. A page whose owner rebinds its name to 127.0.0.1 (DNS
+	// rebinding) makes same-origin requests, but under its own name: a
+	// password-less server answers only requests addressed to a loopback
+	// name.
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusForbidden, errorBody{Error: "forbidden", Detail: "a request from another site's page is refused"})
+	}))
+	guarded := cop.Handler(routed)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.metrics.httpRequests.Add(1)
+		if s.cfg.Password == "" && !loopback.Host(r.Host) {
+			writeJSON(w, http.StatusForbidden, errorBody{Error: "forbidden", Detail: "Host " + r.Host + " is not a loopback name: a server without a password answers only requests addressed to localhost or a loopback address"})
+			return
+		}
+		guarded.ServeHTTP(w, r)
 	})
 }
 

@@ -399,7 +399,7 @@ func TestHTTPConnectionsMax(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := first.Write([]byte("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+	if _, err := first.Write([]byte("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")); err != nil {
 		t.Fatal(err)
 	}
 	buf := make([]byte, 512)
