@@ -56,8 +56,11 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// ErrClosed is returned by a Client used after Close.
-var ErrClosed = errors.New("client: closed")
+// ErrClosed is returned by a Client used after Close. Nothing was sent:
+// it is a refusal (errors.Is(err, ErrUnavailable)), so that a caller that
+// took a pool another goroutine then closed (a router dropping a shard's
+// pool, a redirect replacing the primary's) retries it elsewhere.
+var ErrClosed = fmt.Errorf("client: closed (%w)", ErrUnavailable)
 
 // ErrConnect wraps the error of a connection that could not be opened: the
 // server is not there (or did not answer AUTH in time).
@@ -269,6 +272,12 @@ func (c *Client) Do(ctx context.Context, op inventory.Op, lines []inventory.Line
 			target = pc
 		}
 		res, err = target.do(ctx, op, lines, &lost)
+		if errors.Is(err, ErrClosed) && target != c {
+			// Another goroutine's redirect closed the pool followed here
+			// (nothing was sent): go where c sends mutations now.
+			target = c.redirected()
+			res, err = target.do(ctx, op, lines, &lost)
+		}
 	}
 	return res, stillUnknown(err, lost)
 }
@@ -318,7 +327,7 @@ func (c *Client) do(ctx context.Context, op inventory.Op, lines []inventory.Line
 		if _, redirect := PrimaryOf(err); redirect && op.Kind.Mutates() {
 			return res, err
 		}
-		if err == nil || attempt >= RetriesMax || ctx.Err() != nil || !retryable(&op, err) {
+		if err == nil || attempt >= RetriesMax || ctx.Err() != nil || !retryable(&op, err) || errors.Is(err, ErrClosed) {
 			return res, err
 		}
 		if !WaitRetry(ctx, attempt) {

@@ -687,6 +687,8 @@ func errorResult(op *inventory.Op, msg []byte, r *inventory.Result) error {
 		r.Code = inventory.CodeConfirmed
 	case hasPrefix(msg, "MISMATCH "):
 		r.Code, r.Detail = inventory.CodeMismatch, string(msg[len("MISMATCH "):])
+	case string(msg) == maxClientsReply || hasPrefix(msg, protocolErrorReply):
+		return replyError(string(msg)) // a refusal; the connection breaks
 	case hasPrefix(msg, "ERR "):
 		r.Code, r.Detail = inventory.CodeInvalid, string(msg[len("ERR "):])
 	default:
@@ -695,11 +697,18 @@ func errorResult(op *inventory.Op, msg []byte, r *inventory.Result) error {
 	return nil
 }
 
+// Replies refusing the connection rather than the request (the server
+// closes it after them): nothing was applied.
+const (
+	maxClientsReply    = "ERR max number of clients reached" // over the server's connection limit
+	protocolErrorReply = "ERR Protocol error"                // the server could not parse the stream
+)
+
 // replyError is the error of an error reply that is no op outcome: of the
 // class its first word names (-UNAVAILABLE, -UNKNOWN), or of none.
 func replyError(msg string) *ServerError {
 	switch {
-	case strings.HasPrefix(msg, "UNAVAILABLE"):
+	case strings.HasPrefix(msg, "UNAVAILABLE"), msg == maxClientsReply, strings.HasPrefix(msg, protocolErrorReply):
 		return &ServerError{Msg: msg, class: ErrUnavailable}
 	case strings.HasPrefix(msg, "UNKNOWN"):
 		return &ServerError{Msg: msg, class: ErrOutcomeUnknown}

@@ -78,3 +78,14 @@ func (c *Client) primaryClient(addr string) (*Client, error) {
 	c.primary = pc
 	return pc, nil
 }
+
+// redirected returns the pool c sends mutations to: the one kept from
+// the last redirect, or c itself.
+func (c *Client) redirected() *Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.primary != nil && !c.closed {
+		return c.primary
+	}
+	return c
+}

@@ -366,7 +366,9 @@ func (r *Router) callUntil(ctx context.Context, shard string, op inventory.Op, d
 			if err == nil {
 				return res, nil
 			}
-			r.forget(shard, p)
+			if primaryFailed(ctx, err) {
+				r.forget(shard, p)
+			}
 			if lost == nil && op.Kind.Mutates() && client.MaybeApplied(err) {
 				lost = err
 			}
@@ -396,10 +398,27 @@ func send(ctx context.Context, p *client.Client, op inventory.Op) (inventory.Res
 	return cn.Do(ctx, op, nil)
 }
 
-// retryable: a refusal, a connection never made, or an unknown outcome of
+// primaryFailed reports whether err, from a call to a shard's pool, says
+// the pool's primary failed us (drop the pool, read the lease again): a
+// refusal, a connection never made, a closed pool, or an I/O error the
+// caller's context did not cause. A caller's own deadline or cancellation
+// is not the primary's: closing the pool then failed the other callers
+// holding it ("client: closed").
+func primaryFailed(ctx context.Context, err error) bool {
+	if errors.Is(err, client.ErrUnavailable) || errors.Is(err, client.ErrConnect) || errors.Is(err, client.ErrClosed) {
+		return true
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	var se *client.ServerError
+	return !errors.As(err, &se) // a reply that is not a refusal is no failure of the primary
+}
+
+// retryable: a refusal (a closed pool's too: nothing was sent), a connection never made, or an unknown outcome of
 // an op that is safe to repeat.
 func retryable(op *inventory.Op, err error) bool {
-	if errors.Is(err, client.ErrUnavailable) || errors.Is(err, client.ErrConnect) {
+	if errors.Is(err, client.ErrUnavailable) || errors.Is(err, client.ErrConnect) || errors.Is(err, client.ErrClosed) {
 		return true
 	}
 	var se *client.ServerError
