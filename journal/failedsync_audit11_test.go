@@ -95,6 +95,15 @@ func TestRecoveryRewritesASegmentWhoseRetirementFailed(t *testing.T) {
 		if res.err != nil {
 			t.Fatal(res.err)
 		}
+		// The frames above may have filled segments already: their
+		// retirements (background syncs) must be done before syncs fail,
+		// or one of them meets the fault (it did, on a slow run).
+		j.mu.Lock()
+		werr := j.waitRetired()
+		j.mu.Unlock()
+		if werr != nil {
+			t.Fatal(werr)
+		}
 		// Unsynced frames until one goes to the next segment; the
 		// retirement's sync of the full one fails.
 		faulty.FailSyncs(true)
