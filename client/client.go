@@ -327,7 +327,7 @@ func (c *Client) do(ctx context.Context, op inventory.Op, lines []inventory.Line
 		if _, redirect := PrimaryOf(err); redirect && op.Kind.Mutates() {
 			return res, err
 		}
-		if err == nil || attempt >= RetriesMax || ctx.Err() != nil || !retryable(&op, err) || errors.Is(err, ErrClosed) {
+		if err == nil || attempt >= RetriesMax || ContextEnded(ctx) != nil || !retryable(&op, err) || errors.Is(err, ErrClosed) {
 			return res, err
 		}
 		if !WaitRetry(ctx, attempt) {

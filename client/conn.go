@@ -54,8 +54,8 @@ func dial(ctx context.Context, c *Client) (*Conn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(dctx, "tcp", c.cfg.Addr)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("client: connect to %s: %w", c.cfg.Addr, ctx.Err())
+		if ctxErr := ContextEnded(ctx); ctxErr != nil {
+			return nil, fmt.Errorf("%w to %s: %w", ErrConnect, c.cfg.Addr, ctxErr) // never sent
 		}
 		return nil, fmt.Errorf("%w to %s: %v", ErrConnect, c.cfg.Addr, err)
 	}
@@ -197,13 +197,27 @@ func (cn *Conn) unwatch() {
 // fail marks the connection broken with err (or ctx's error, when the
 // context ended and caused it) and returns that error.
 func (cn *Conn) fail(ctx context.Context, err error) error {
-	if ctxErr := ctx.Err(); ctxErr != nil {
+	if ctxErr := ContextEnded(ctx); ctxErr != nil {
 		err = fmt.Errorf("client: %w (%v)", ctxErr, err)
 	} else if _, ok := err.(*protocolError); !ok {
 		err = fmt.Errorf("client: %s: %w", cn.client.cfg.Addr, err)
 	}
 	cn.broken = err
 	return err
+}
+
+// ContextEnded returns ctx's error, or context.DeadlineExceeded once
+// ctx's deadline has passed: sockets and dials carry ctx's deadline and
+// can fail at it before ctx's own timer has run, while ctx.Err() is still
+// nil. A failure then is the caller's deadline, not the server's.
+func ContextEnded(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 func (cn *Conn) flush() error {

@@ -353,8 +353,8 @@ func (r *Router) callUntil(ctx context.Context, shard string, op inventory.Op, d
 		if lost == nil || errors.Is(err, client.ErrOutcomeUnknown) {
 			return fmt.Errorf("shard %s: %w", shard, err)
 		}
-		if err == lost {
-			return fmt.Errorf("shard %s: %v: %w", shard, err, client.ErrOutcomeUnknown)
+		if err == lost { // maybe applied: it wraps no refusal, and its cause (a deadline) stays visible
+			return fmt.Errorf("shard %s: %w: %w", shard, err, client.ErrOutcomeUnknown)
 		}
 		return fmt.Errorf("shard %s: %v (an earlier attempt's outcome is unknown: %v): %w", shard, err, lost, client.ErrOutcomeUnknown)
 	}
@@ -373,7 +373,7 @@ func (r *Router) callUntil(ctx context.Context, shard string, op inventory.Op, d
 				lost = err
 			}
 		}
-		if !retryable(&op, err) || ctx.Err() != nil || time.Now().After(deadline) {
+		if !retryable(&op, err) || client.ContextEnded(ctx) != nil || time.Now().After(deadline) {
 			return res, fail(err)
 		}
 		select {
@@ -405,11 +405,14 @@ func send(ctx context.Context, p *client.Client, op inventory.Op) (inventory.Res
 // is not the primary's: closing the pool then failed the other callers
 // holding it ("client: closed").
 func primaryFailed(ctx context.Context, err error) bool {
-	if errors.Is(err, client.ErrUnavailable) || errors.Is(err, client.ErrConnect) || errors.Is(err, client.ErrClosed) {
+	if errors.Is(err, client.ErrUnavailable) || errors.Is(err, client.ErrClosed) {
 		return true
 	}
-	if ctx.Err() != nil {
+	if client.ContextEnded(ctx) != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return false
+	}
+	if errors.Is(err, client.ErrConnect) {
+		return true
 	}
 	var se *client.ServerError
 	return !errors.As(err, &se) // a reply that is not a refusal is no failure of the primary
