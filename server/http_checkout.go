@@ -209,7 +209,7 @@ func (s *Server) httpHoldItem(w http.ResponseWriter, r *http.Request) {
 		op = inventory.Confirm(id)
 	case len(parts) == 2 && parts[1] == "cancel" && r.Method == http.MethodPost:
 		op = inventory.Cancel(id)
-	case len(parts) <= 2:
+	case len(parts) == 1 || (len(parts) == 2 && (parts[1] == "confirm" || parts[1] == "cancel")):
 		w.Header().Set("Allow", "GET (a hold), POST (/confirm, /cancel)")
 		writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "method_not_allowed", Detail: r.Method + " " + r.URL.Path + ": GET /v1/holds/{hold}, POST /v1/holds/{hold}/confirm or /cancel"})
 		return
