@@ -60,6 +60,16 @@ type RouterConfig struct {
 	// longer: until its holds' deadline (HoldTTL), past which a part can
 	// only answer EXPIRED (and the order would be partial).
 	RetryFor time.Duration
+	// AttemptTimeout bounds one attempt at a shard's primary, so that a
+	// primary that stopped answering without closing its connections (a
+	// paused process, a frozen machine) does not hold a call for as long
+	// as the caller's context allows, or for ever: past it, the pool is
+	// dropped, the lease read again, and the op retried on the new
+	// primary when repeating it is safe (an unkeyed capture or release
+	// ends with an unknown outcome). Default: LeaseTTL + 2s, by when a
+	// paused primary has lost its lease and a standby took over; negative:
+	// none.
+	AttemptTimeout time.Duration
 	// RecoverAfter: Recover cancels another coordinator's undecided
 	// (holding) record once it is this old (default 30s). A decided one
 	// (confirming, cancelling) is finished at any age: its compare-and-set
@@ -362,11 +372,20 @@ func (r *Router) callUntil(ctx context.Context, shard string, op inventory.Op, d
 		p, err := r.pool(ctx, shard)
 		var res inventory.Result
 		if err == nil {
-			res, err = send(ctx, p, op)
+			actx, cancel := ctx, context.CancelFunc(func() {})
+			if d := r.attemptTimeout(); d > 0 {
+				actx, cancel = context.WithTimeout(ctx, d)
+			}
+			res, err = send(actx, p, op)
+			timedOut := err != nil && client.ContextEnded(actx) != nil && client.ContextEnded(ctx) == nil
+			cancel()
 			if err == nil {
 				return res, nil
 			}
-			if primaryFailed(ctx, err) {
+			if timedOut {
+				err = fmt.Errorf("no reply within %v (the attempt timeout): %w", r.attemptTimeout(), err)
+			}
+			if timedOut || primaryFailed(ctx, err) {
 				r.forget(shard, p)
 			}
 			if lost == nil && op.Kind.Mutates() && client.MaybeApplied(err) {
@@ -382,6 +401,14 @@ func (r *Router) callUntil(ctx context.Context, shard string, op inventory.Op, d
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// attemptTimeout is RouterConfig.AttemptTimeout with its default.
+func (r *Router) attemptTimeout() time.Duration {
+	if d := r.cfg.AttemptTimeout; d != 0 {
+		return d
+	}
+	return r.cfg.LeaseTTL + clockSkewMax
 }
 
 // send runs op on one connection of p, which does not follow a "not

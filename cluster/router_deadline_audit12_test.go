@@ -64,3 +64,38 @@ func TestRouterKeepsThePoolWhenTheSocketTimesOutFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestRouterAttemptTimeout: a primary that holds the connection open and
+// never answers (a paused process) held a call without a deadline for
+// ever. An attempt now ends at AttemptTimeout: the pool is dropped (the
+// next call reads the lease again) and an unkeyed capture, which may
+// have been applied, ends with an unknown outcome.
+func TestRouterAttemptTimeout(t *testing.T) {
+	p, err := client.New(client.Config{Addr: silentServer(t), PoolSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	r := &Router{cfg: RouterConfig{RetryFor: time.Second, AttemptTimeout: 200 * time.Millisecond}, pools: map[string]*client.Client{"s0": p}}
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := r.call(context.Background(), "s0", inventory.Capture(groupKey("a"), 1))
+		done <- err
+	}()
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a call to a primary that never answers still waits after 10s")
+	}
+	t.Logf("%v after %v", err, time.Since(start))
+	if err == nil || !client.MaybeApplied(err) || !errors.Is(err, client.ErrOutcomeUnknown) {
+		t.Fatalf("error %v: want an unknown outcome", err)
+	}
+	r.mu.Lock()
+	_, kept := r.pools["s0"]
+	r.mu.Unlock()
+	if kept {
+		t.Fatal("the pool of a primary that never answered is kept")
+	}
+}
