@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,10 +28,19 @@ import (
 // averaged 7 ops of 16. Go-tarantool multiplexes its connection the same
 // way.
 //
-// A call cannot be taken back once queued: Do waits for its reply even if
-// ctx ends (the op may already be applied); ctx bounds the round trip.
-// The queue holds at most BatcherQueueMax calls: a caller beyond them
-// waits for room, and gives up (nothing sent) when its ctx ends.
+// A call whose ctx ends while it is still in the queue is taken out and
+// returns ctx's error with ErrNotSent: nothing was sent, and it is not
+// sent later with nobody waiting for it. Once the writer took it, it
+// cannot be taken back: Do waits for its reply even if ctx ends (the op
+// may already be applied); the Batcher's timeout, not ctx, bounds the
+// round trip. The queue holds at most BatcherQueueMax calls: a caller
+// beyond them waits for room, and gives up (ErrNotSent) when its ctx
+// ends. Close answers the calls queued before it; later ones get
+// ErrBatcherClosed (ErrNotSent too).
+//
+// A Batcher neither retries a call nor follows a standby's "not primary"
+// refusal: each call's reply, or error, is its caller's (Client.Do
+// retries and follows).
 type Batcher struct {
 	client  *Client
 	timeout time.Duration // bounds one round trip
@@ -55,8 +65,9 @@ type batchCall struct {
 	done chan struct{}
 }
 
-// ErrBatcherClosed is returned by Do after Close.
-var ErrBatcherClosed = errors.New("client: batcher closed")
+// ErrBatcherClosed is returned by Do after Close: nothing was sent
+// (errors.Is(err, ErrNotSent)).
+var ErrBatcherClosed = fmt.Errorf("client: batcher closed (%w)", ErrNotSent)
 
 // BatchSizeMax bounds the ops of one round trip; more wait for the next.
 const BatchSizeMax = 1024
@@ -110,8 +121,8 @@ func (b *Batcher) Ping(ctx context.Context) error {
 }
 
 func (b *Batcher) do(ctx context.Context, op inventory.Op, lines []inventory.Line, ping bool) (inventory.Result, error) {
-	if err := ctx.Err(); err != nil {
-		return inventory.Result{}, err
+	if err := ContextEnded(ctx); err != nil {
+		return inventory.Result{}, notSent("client", err)
 	}
 	call := b.pool.Get().(*batchCall)
 	call.op, call.ping, call.res, call.err = op, ping, inventory.Result{Lines: lines}, nil
@@ -125,9 +136,8 @@ func (b *Batcher) do(ctx context.Context, op inventory.Op, lines []inventory.Lin
 		select {
 		case <-room:
 		case <-ctx.Done():
-			// Not queued: nothing was sent.
 			b.pool.Put(call)
-			return inventory.Result{}, fmt.Errorf("client: waiting for room in the batcher's queue (%d calls): %w", b.queueMax, ctx.Err())
+			return inventory.Result{}, notSent(fmt.Sprintf("client: waiting for room in the batcher's queue (%d calls)", b.queueMax), ctx.Err())
 		}
 		b.mu.Lock()
 	}
@@ -142,11 +152,37 @@ func (b *Batcher) do(ctx context.Context, op inventory.Op, lines []inventory.Lin
 	case b.wake <- struct{}{}:
 	default:
 	}
-	<-call.done
+	select {
+	case <-call.done:
+	case <-ctx.Done():
+		if b.unqueue(call) {
+			call.res = inventory.Result{}
+			b.pool.Put(call)
+			return inventory.Result{}, notSent("client: in the batcher's queue", ctx.Err())
+		}
+		<-call.done // taken by the writer: its reply decides
+	}
 	res, err := call.res, call.err
 	call.res = inventory.Result{}
 	b.pool.Put(call)
 	return res, err
+}
+
+// unqueue takes call out of the queue, and reports false when the writer
+// took it first.
+func (b *Batcher) unqueue(call *batchCall) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	i := slices.Index(b.queue, call)
+	if i < 0 {
+		return false
+	}
+	b.queue = slices.Delete(b.queue, i, i+1)
+	if b.room != nil {
+		close(b.room) // callers waiting for room
+		b.room = nil
+	}
+	return true
 }
 
 // Close stops the batcher after the queued calls are answered.
@@ -262,6 +298,11 @@ func (b *Batcher) loop() {
 		runtime.Gosched()
 		b.mu.Lock()
 		n := min(len(b.queue), BatchSizeMax)
+		if n == 0 { // the queued callers' contexts ended meanwhile (unqueue)
+			b.mu.Unlock()
+			<-b.slots
+			continue
+		}
 		calls := append([]*batchCall(nil), b.queue[:n]...)
 		b.queue = append(b.queue[:0], b.queue[n:]...)
 		if b.room != nil {
@@ -280,6 +321,11 @@ func (b *Batcher) loop() {
 			cn, err = b.client.Conn(ctx)
 			cancel()
 			if err == nil {
+				// A pooled connection keeps the watch of its last user's
+				// context (see Conn.watch). The batcher writes and reads
+				// the socket itself: that context's end would set a past
+				// deadline on it and fail the pipelines on the wire.
+				cn.unwatch()
 				rd = &batchReader{cn: cn, fifo: make(chan sentBatch, pipelinesInFlight), done: make(chan struct{})}
 				go rd.run(b)
 			}

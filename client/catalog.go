@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"allot/catalog"
@@ -14,7 +15,9 @@ import (
 // an error (-ERR for a record or query outside the contract, -MISMATCH for
 // an idempotency key used with other arguments, -UNAVAILABLE) is returned
 // as a *ServerError and leaves the connection usable; any other error
-// breaks the connection, as Do's do.
+// breaks the connection, as Do's do. None is retried or redirected, on a
+// Conn or a Client: one attempt, its error to the caller (Client.Do with
+// inventory.Search is the retried search).
 
 // CatalogSet sends CATALOG.SET for r, with ID key unless key is "".
 func (cn *Conn) CatalogSet(ctx context.Context, r catalog.Record, key string) error {
@@ -302,10 +305,10 @@ func (c *Client) Search(ctx context.Context, q catalog.Query, out []catalog.Resu
 }
 
 // CatalogSetPipeline sends CATALOG.SET for every record in one write (no
-// keys) and reads the replies; the first error reply is returned as a
-// *ServerError naming the record, after every reply was read. Of a
-// pipeline of several, an -UNAVAILABLE or -UNKNOWN reply makes the error
-// ErrOutcomeUnknown: the other records may be applied.
+// keys) and reads the replies. When any reply is an error, it returns a
+// *CatalogSetError, after every reply was read (the connection stays
+// usable): every error reply with its record, and the worst class among
+// them (see CatalogSetError). Not retried, nor redirected.
 func (cn *Conn) CatalogSetPipeline(ctx context.Context, recs []catalog.Record) error {
 	if err := cn.begin(ctx); err != nil {
 		return err
@@ -323,7 +326,7 @@ func (cn *Conn) CatalogSetPipeline(ctx context.Context, recs []catalog.Record) e
 	if err := cn.flush(); err != nil {
 		return cn.fail(ctx, err)
 	}
-	var first error
+	var failed *CatalogSetError
 	for i := range recs {
 		line, err := cn.line()
 		if err != nil {
@@ -331,22 +334,94 @@ func (cn *Conn) CatalogSetPipeline(ctx context.Context, recs []catalog.Record) e
 		}
 		switch {
 		case len(line) > 0 && line[0] == '-':
-			if first != nil {
-				break
+			if failed == nil {
+				failed = &CatalogSetError{Records: len(recs)}
 			}
-			se := replyError(string(line[1:]) + " (sku " + strconv.Quote(recs[i].SKU) + ")")
-			first = se
-			if se.class != nil && len(recs) > 1 {
-				// One record's refusal is not the pipeline's: the others
-				// were answered on their own and may be applied (as
-				// Conn.Pipeline says).
-				first = fmt.Errorf("client: record %d of a pipeline of %d: %v: %w", i+1, len(recs), se, ErrOutcomeUnknown)
-			}
+			failed.Replies = append(failed.Replies, RecordError{Index: i, SKU: recs[i].SKU, Err: replyError(string(line[1:]))})
 		case string(line) != "+OK":
 			return cn.fail(ctx, unexpected("CATALOG.SET", line))
 		}
 	}
-	return first
+	if failed != nil {
+		return failed
+	}
+	return nil
+}
+
+// CatalogSetError is the error of a pipeline of catalog sets
+// (Conn.CatalogSetPipeline) whose server answered one or more records
+// with an error reply; the records not in Replies were applied.
+//
+// Its class, matched with errors.Is, is the worst among the replies, so
+// that a plain -ERR first does not hide a later -UNKNOWN: ErrOutcomeUnknown
+// when one reply is -UNKNOWN or, in a pipeline of several records, any
+// refusal (-UNAVAILABLE): the other records were answered on their own
+// and some may be applied, so sending them all again is not a retry of a
+// refused request (Conn.Pipeline's rule). A pipeline of one record has
+// that record's reply's class (errors.As finds its *ServerError, and
+// PrimaryOf sees a standby's refusal through it). Error replies of no
+// class only (-ERR, -MISMATCH) leave it of none; errors.As finds the
+// first one's *ServerError.
+type CatalogSetError struct {
+	Records int           // the records of the pipeline
+	Replies []RecordError // every error reply, in record order
+}
+
+// RecordError is the error reply to one record of a pipeline.
+type RecordError struct {
+	Index int    // the record's place in the pipeline, from 0
+	SKU   string // the record's SKU
+	Err   *ServerError
+}
+
+// catalogErrorsShown bounds the replies a CatalogSetError's message lists.
+const catalogErrorsShown = 4
+
+func (e *CatalogSetError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "client: %d of a pipeline of %d catalog records failed: ", len(e.Replies), e.Records)
+	for i, r := range e.Replies {
+		if i == catalogErrorsShown {
+			fmt.Fprintf(&b, "; and %d more", len(e.Replies)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "record %d (sku %s): %s", r.Index+1, strconv.Quote(r.SKU), r.Err.Msg)
+	}
+	if e.unknown() {
+		b.WriteString(": " + ErrOutcomeUnknown.Error())
+	} else if c := e.Replies[0].Err.class; c != nil {
+		b.WriteString(": " + c.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns ErrOutcomeUnknown when the pipeline's outcome is
+// unknown, else the first error reply (a refusal's class with it, in a
+// pipeline of one).
+func (e *CatalogSetError) Unwrap() error {
+	if e.unknown() {
+		return ErrOutcomeUnknown
+	}
+	return e.Replies[0].Err
+}
+
+// unknown reports whether the pipeline's outcome is unknown: a reply
+// said so, or a record of several was refused.
+func (e *CatalogSetError) unknown() bool {
+	for _, r := range e.Replies {
+		switch r.Err.class {
+		case ErrOutcomeUnknown:
+			return true
+		case ErrUnavailable:
+			if e.Records > 1 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // unsafeString views b as a string without a copy, for an argument that is

@@ -88,7 +88,21 @@ var (
 	// (-UNKNOWN, or the connection broke after the request was sent):
 	// retry only with the same idempotency key.
 	ErrOutcomeUnknown = errors.New("client: outcome unknown")
+	// ErrNotSent: the request never left the client, so nothing was
+	// applied: the caller's context ended before it was written (while
+	// it waited for a pooled connection, in a Batcher's queue, or with
+	// its deadline already past), or the Batcher was closed
+	// (ErrBatcherClosed). The cause stays visible: errors.Is(err,
+	// context.DeadlineExceeded) or context.Canceled holds as well.
+	// MaybeApplied is false for it, as for ErrConnect and ErrClosed.
+	ErrNotSent = errors.New("client: not sent")
 )
+
+// notSent is the error of a request never sent because of cause (the
+// caller's context's error, usually).
+func notSent(what string, cause error) error {
+	return fmt.Errorf("%s: %w (%w)", what, cause, ErrNotSent)
+}
 
 // Client is a pool of connections to one server.
 type Client struct {
@@ -115,7 +129,8 @@ func New(cfg Config) (*Client, error) {
 }
 
 // Conn takes a connection from the pool, dialing one if none is idle, and
-// waits while PoolSize connections are in use. Close gives it back.
+// waits while PoolSize connections are in use. Close gives it back. A ctx
+// that ends first (or had) gets its error with ErrNotSent.
 func (c *Client) Conn(ctx context.Context) (*Conn, error) {
 	c.mu.Lock()
 	closed := c.closed
@@ -123,8 +138,8 @@ func (c *Client) Conn(ctx context.Context) (*Conn, error) {
 	if closed {
 		return nil, ErrClosed
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("client: %w", err)
+	if err := ContextEnded(ctx); err != nil {
+		return nil, notSent("client", err)
 	}
 	// An idle connection before a new one. One the server closed while it
 	// sat in the pool is dropped (its slot freed) and the next tried.
@@ -137,7 +152,7 @@ func (c *Client) Conn(ctx context.Context) (*Conn, error) {
 			case cn = <-c.idle:
 			case c.slots <- struct{}{}:
 			case <-ctx.Done():
-				return nil, fmt.Errorf("client: waiting for a free connection: %w", ctx.Err())
+				return nil, notSent("client: waiting for a free connection", ctx.Err())
 			}
 		}
 		if cn == nil {
@@ -239,7 +254,9 @@ func (c *Client) Addr() string { return c.cfg.Addr }
 // unknown (-UNKNOWN, or a connection lost after it was sent) is retried the
 // same way only when repeating it cannot apply it twice: it carries an
 // idempotency key, or it is a hold, confirm or cancel (idempotent by their
-// hold id), or a read. Anything else is returned to the caller.
+// hold id), or a read (get, available, hold-get, search). Anything else is
+// returned to the caller. Do and the Client methods built on it are the
+// only ones that retry or follow a redirect (see the package doc).
 //
 // A mutation refused by a standby of a cluster ("UNAVAILABLE not primary,
 // primary at ADDR") is sent to ADDR (see redirect.go). While a failover
@@ -293,13 +310,17 @@ func stillUnknown(err, lost error) error {
 
 // MaybeApplied reports whether err, from sending a mutation, leaves its
 // outcome unknown: -UNKNOWN, or a connection lost once the request may
-// have left; not a refusal, a connection never made, or a reply.
+// have left; not a refusal, a connection never made, a request never
+// sent (ErrNotSent: the caller's context ended first), or a reply.
 func MaybeApplied(err error) bool {
 	if err == nil || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrConnect) || errors.Is(err, ErrClosed) {
 		return false
 	}
+	if errors.Is(err, ErrOutcomeUnknown) {
+		return true // an earlier attempt's, though this one was not sent
+	}
 	var se *ServerError
-	return errors.Is(err, ErrOutcomeUnknown) || !errors.As(err, &se)
+	return !errors.Is(err, ErrNotSent) && !errors.As(err, &se)
 }
 
 // WaitRetry waits the pause before retry attempt+1 (RetryPause longer
@@ -347,7 +368,7 @@ func retryable(op *inventory.Op, err error) bool {
 	if errors.Is(err, ErrUnavailable) {
 		return true
 	}
-	if errors.Is(err, ErrConnect) {
+	if errors.Is(err, ErrConnect) || errors.Is(err, ErrNotSent) {
 		return true // never sent
 	}
 	var se *ServerError
@@ -357,8 +378,8 @@ func retryable(op *inventory.Op, err error) bool {
 	}
 	switch op.Kind {
 	case inventory.KindHold, inventory.KindConfirm, inventory.KindCancel,
-		inventory.KindGet, inventory.KindAvailable, inventory.KindHoldGet:
-		return true
+		inventory.KindGet, inventory.KindAvailable, inventory.KindHoldGet, inventory.KindSearch:
+		return true // idempotent by their hold id, or reads
 	}
 	return op.IdempotencyKey != ""
 }
@@ -389,7 +410,7 @@ func (c *Client) Available(ctx context.Context, g inventory.GroupKey) (inventory
 }
 
 // Pipeline sends ops on one pooled connection in one write and reads their
-// replies; see Conn.Pipeline.
+// replies; see Conn.Pipeline. One attempt: not retried, not redirected.
 func (c *Client) Pipeline(ctx context.Context, ops []inventory.Op, results []inventory.Result) error {
 	return c.with(ctx, func(cn *Conn) error { return cn.Pipeline(ctx, ops, results) })
 }

@@ -127,7 +127,16 @@ func (cn *Conn) peerClosed() bool {
 func (cn *Conn) Err() error { return cn.broken }
 
 // begin prepares a round trip: it refuses a broken connection, applies
-// ctx's deadline, and makes ctx's cancellation interrupt the I/O.
+// ctx's deadline, and makes ctx's cancellation interrupt the I/O. A ctx
+// that ended (its deadline passed, even before ctx.Err() says so) sends
+// nothing: ErrNotSent, and the connection stays usable.
+//
+// The deadline is set under watchMu, after the watch is registered: a
+// cancellation that fires later sets its past deadline after this one,
+// and one that fired since the check (interrupted) is seen here. Setting
+// it without the lock let a cancellation between the check and the
+// SetDeadline be overwritten by the caller's deadline, and the request
+// then waited for its reply until that deadline.
 func (cn *Conn) begin(ctx context.Context) error {
 	if cn.broken != nil {
 		return cn.broken
@@ -135,10 +144,15 @@ func (cn *Conn) begin(ctx context.Context) error {
 	if !cn.inUse {
 		return errors.New("client: connection used after Close")
 	}
-	if err := ctx.Err(); err != nil {
-		return err
+	if err := ContextEnded(ctx); err != nil {
+		return notSent("client", err)
 	}
 	cn.watch(ctx)
+	cn.watchMu.Lock()
+	defer cn.watchMu.Unlock()
+	if cn.interrupted { // ctx ended since the check; its past deadline stays
+		return notSent("client", ctx.Err())
+	}
 	if dl, ok := ctx.Deadline(); ok {
 		cn.nc.SetDeadline(dl)
 		cn.deadline = true

@@ -6,10 +6,32 @@
 // CodeOK with Lines (capture), Count (release, available, get) and Price
 // (get); CodeInsufficient with Available; CodeNotFound; CodeInvalid with the
 // server's Detail (the server sends -ERR for an overflowing release too, so
-// the client reports it as CodeInvalid with that detail). Go errors mean the
-// op's fate is unknown: the connection failed, the context ended, the
-// server refused the client (NOAUTH, WRONGPASS) or answered something that
-// is not in the contract; the connection is then discarded, never reused.
+// the client reports it as CodeInvalid with that detail).
+//
+// Go errors carry the outcome classes of DESIGN.md ("Outcome classes"),
+// matched with errors.Is: ErrUnavailable (the server refused the request:
+// nothing applied), ErrOutcomeUnknown (it may have been applied), and,
+// for requests that never left the client, ErrNotSent (the caller's
+// context ended first, or the Batcher was closed; the context's error is
+// wrapped too), ErrConnect and ErrClosed. An error of none of them (the
+// connection failed, the context ended mid-request, the server answered
+// something outside the contract) leaves the outcome unknown; a
+// *ServerError of no class (NOAUTH, an -ERR to a non-op command) applied
+// nothing. MaybeApplied sums this up for a mutation. A connection that
+// failed mid-request is discarded, never reused.
+//
+// Retries and redirects: only Client.Do, and the Client methods built on
+// it (Capture, Release, Stock, Get, Available, Hold, Confirm, Cancel,
+// HoldGet, Order), retry and follow redirects. They retry a refusal, and
+// an unknown outcome when repeating the op cannot apply it twice (an
+// idempotency key, a hold id, or a read: get, available, hold-get,
+// search), up to RetriesMax times; they send a mutation a standby refused
+// ("not primary, primary at ADDR") to ADDR. Everything else makes one
+// attempt on one server and returns its error: Client.Pipeline, Ping,
+// Hello, Search, Changes and the Catalog methods, every Conn method, and
+// the Batcher (Client.Do with inventory.Search is the retried search).
+// Their callers retry, with PrimaryOf, PrimaryNamed and NextPrimary to
+// say where.
 //
 // A connection that sat in the pool for a millisecond or more is checked
 // before it carries a request (a non-blocking peek at its socket): one the
