@@ -20,7 +20,18 @@
 //     progress of the runs in flight, which come back as failed, saying so;
 //   - no request body, however malformed, panics the service (FuzzArgs,
 //     FuzzGenLoad): bad input is a 400 saying what was wrong, an unknown
-//     store a 404.
+//     store a 404;
+//   - no request makes the service hold memory without a bound: the
+//     Parser refuses a job past the bounds of a run over HTTP (the
+//     command's: ops per workload, workers, in-flight ops, search's
+//     sample; a 400 naming the field, the bound and the value), and a
+//     gen-load WRITE, which keeps a record per op, is sized at most
+//     RecordOpsMax ops (a store faster than that over timeInMilis ends
+//     early, and timeMs says so);
+//   - a run's events carry its sample number as their id (1, 2, ...): a
+//     client reconnecting with Last-Event-ID gets only the samples after
+//     it, then the end; a stream silent for Config.EventKeepalive (15 s)
+//     gets a comment line, so that a proxy does not cut it as idle.
 //
 // It must never run a request it could not map entirely to bench flags,
 // and never accept a flag that names a file on the server (--out,

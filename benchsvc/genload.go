@@ -54,11 +54,21 @@ const (
 	genLoadTimeMax    = 60 * 60 * 1000 // one hour
 	// genLoadOpsPerMs sizes --ops so that the time, not the op count,
 	// ends a run on records on any store this machine runs (2M ops/s);
-	// rw allocates nothing per op for records, so the bound costs nothing.
+	// rw's READ and modifies hold nothing per op on records, so the
+	// bound costs nothing there. A WRITE does (RecordOpsMax).
 	genLoadOpsPerMs = 2000
 	genLoadOpsMax   = 1 << 30
 	genLoadTypes    = "READ, WRITE, MODIFY or MODIFY_LOCKED"
 )
+
+// RecordOpsMax bounds the ops of a rw run over HTTP that keeps a record
+// in memory per op: a WRITE keeps every record it writes and reads them
+// all back for the check, and a READ on a queue makes and publishes every
+// message before the run (about 130 bytes an op in all: 2.2 GB at the
+// bound). GenLoadOps caps a WRITE's time-sized ops at it, so that a
+// store faster than that over timeInMilis ends early (timeMs says so);
+// the command's parser refuses a run asking for more.
+const RecordOpsMax = 1 << 24
 
 // ParseGenLoad decodes and checks a gen-load body. Fields are the seed's;
 // an unknown field is refused (a typo must not silently run defaults).
@@ -114,10 +124,15 @@ func ParseGenLoad(body []byte) (GenLoad, error) {
 }
 
 // GenLoadOps returns the --ops of a gen-load request: enough that the
-// time ends the run. Config.GenLoadOps overrides it per store (a queue's
+// time ends the run, but for a WRITE, which keeps a record per op: at
+// most RecordOpsMax. Config.GenLoadOps overrides it per store (a queue's
 // READ consumes messages published before the run, one per op).
 func GenLoadOps(g GenLoad) int64 {
-	return min(g.TimeInMilis*genLoadOpsPerMs, genLoadOpsMax)
+	ops := min(g.TimeInMilis*genLoadOpsPerMs, genLoadOpsMax)
+	if g.RequestType == "WRITE" {
+		ops = min(ops, RecordOpsMax)
+	}
+	return ops
 }
 
 // GenLoadArgs is the bench command line a gen-load request becomes:

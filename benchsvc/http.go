@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -222,9 +223,21 @@ func (s *Service) serveCancel(w http.ResponseWriter, r *http.Request) {
 
 // serveEvents streams a run's samples as server-sent events: first every
 // sample so far, then one per interval while it runs, then an "end" event
-// with the run's final state.
+// with the run's final state. A sample's id is its number in the run (1,
+// 2, ...): a client reconnecting with Last-Event-ID (EventSource does)
+// gets only the samples after it. A stream silent for EventKeepalive gets
+// a comment line, so that a proxy does not cut it as idle.
 func (s *Service) serveEvents(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	after := 0
+	if h := r.Header.Get("Last-Event-ID"); h != "" {
+		n, err := strconv.Atoi(h)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, "invalid", fmt.Sprintf("Last-Event-ID %q is not a sample number: this stream's event ids are 1, 2, ...", h))
+			return
+		}
+		after = n
+	}
 	past, next, stop, ok := s.Subscribe(id)
 	if !ok {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no run %q", id))
@@ -237,41 +250,55 @@ func (s *Service) serveEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	send := func(event string, v any) bool {
-		data, _ := json.Marshal(v)
+	keepalive := time.NewTimer(s.cfg.EventKeepalive)
+	defer keepalive.Stop()
+	write := func(text string) bool {
 		// No deadline for the whole stream, one per write: a reader that
 		// stops reading frees its handler.
 		_ = rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data); err != nil {
+		if _, err := io.WriteString(w, text); err != nil {
 			return false
 		}
 		if flusher != nil {
 			flusher.Flush()
 		}
+		keepalive.Reset(s.cfg.EventKeepalive)
 		return true
 	}
-	for _, ev := range past {
-		if !send("sample", ev) {
+	// send writes one event; seq 0 is an event without an id (the end).
+	send := func(seq int, event string, v any) bool {
+		data, _ := json.Marshal(v)
+		idLine := ""
+		if seq > 0 {
+			idLine = "id: " + strconv.Itoa(seq) + "\n"
+		}
+		return write(idLine + "event: " + event + "\ndata: " + string(data) + "\n\n")
+	}
+	for i, ev := range past {
+		if i+1 > after && !send(i+1, "sample", ev) {
 			return
 		}
 	}
 	// A comment at once, so that a client knows the stream is open even
 	// before the first sample.
-	fmt.Fprint(w, ": stream open\n\n")
-	if flusher != nil {
-		flusher.Flush()
+	if !write(": stream open\n\n") {
+		return
 	}
 	for {
 		select {
 		case <-r.Context().Done():
 			return
+		case <-keepalive.C:
+			if !write(": keepalive\n\n") {
+				return
+			}
 		case ev, open := <-next:
 			if !open {
 				rec, _ := s.Get(id)
-				send("end", map[string]any{"id": rec.ID, "state": rec.State, "error": rec.Error, "results": len(rec.Results)})
+				send(0, "end", map[string]any{"id": rec.ID, "state": rec.State, "error": rec.Error, "results": len(rec.Results)})
 				return
 			}
-			if !send("sample", ev) {
+			if ev.seq > after && !send(ev.seq, "sample", ev) {
 				return
 			}
 		}

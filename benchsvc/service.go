@@ -65,6 +65,10 @@ type Config struct {
 	Token string
 	// EventInterval is the time between live samples (default 1 s).
 	EventInterval time.Duration
+	// EventKeepalive is the longest an event stream stays silent: past
+	// it, a comment line goes out, so that a proxy does not cut an idle
+	// stream (a queued run, or one between samples) (default 15 s).
+	EventKeepalive time.Duration
 	// Log receives one line per run state change (default: discarded).
 	Log io.Writer
 	// Now is the clock (default time.Now).
@@ -85,6 +89,11 @@ type Config struct {
 	Environment json.RawMessage
 }
 
+// eventKeepaliveDefault is below the idle timeouts proxies commonly cut
+// a connection at (nginx's proxy_read_timeout is 60 s, some load
+// balancers' 30 s).
+const eventKeepaliveDefault = 15 * time.Second
+
 // Validate fills defaults and checks the fields.
 func (c *Config) Validate() error {
 	if c.Parse == nil {
@@ -95,6 +104,12 @@ func (c *Config) Validate() error {
 	}
 	if c.EventInterval < 0 {
 		return fmt.Errorf("benchsvc: event interval must be positive, got %v", c.EventInterval)
+	}
+	if c.EventKeepalive == 0 {
+		c.EventKeepalive = eventKeepaliveDefault
+	}
+	if c.EventKeepalive < 0 {
+		return fmt.Errorf("benchsvc: event keepalive must be positive, got %v", c.EventKeepalive)
 	}
 	if c.Log == nil {
 		c.Log = io.Discard
@@ -136,6 +151,11 @@ type Event struct {
 	Errors    int64   `json:"errors"`
 	OpsDone   int64   `json:"ops_done"`
 	OpsTotal  int64   `json:"ops_total"`
+
+	// seq is the sample's number in the run (1, 2, ...; its index in
+	// Record.Series plus one), its id in the event stream. It is not in
+	// the JSON: the position in the series says it.
+	seq int
 }
 
 // Record is a run as the API shows it and the data directory keeps it.
@@ -586,6 +606,7 @@ func (s *Service) sample(r *run, finished <-chan struct{}) {
 			r.prevDone, r.prevRun = p.Done, r.lastRun
 		}
 		r.prevAt = now
+		ev.seq = len(r.rec.Series) + 1
 		r.rec.Series = append(r.rec.Series, ev)
 		for ch := range r.subs {
 			select {

@@ -12,11 +12,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"allot/bench"
+	"allot/bench/rw"
 	"allot/benchsvc"
 	"allot/internal/sysinfo"
 	"allot/store"
@@ -26,10 +29,13 @@ const benchServeAbout = `Serves the bench over HTTP: POST /v1/runs with the benc
 fields ({"stores":["embedded"],"preset":"hot","ops":50000,"workers":8})
 queues a run (one at a time per store) and answers 202 {"id"};
 GET /v1/runs/{id} shows it, GET /v1/runs/{id}/events streams one sample a
-second (server-sent events), DELETE /v1/runs/{id} cancels it, GET /v1/runs
-lists the history, GET /v1/runs/{id}/report draws its HTML report, and
-GET / is a web page doing all of that. POST /test/gen-load/{store} answers
-the seed load-test bench's requests. See docs/bench-serve.md.`
+second (server-sent events; Last-Event-ID resumes), DELETE /v1/runs/{id}
+cancels it, GET /v1/runs lists the history, GET /v1/runs/{id}/report draws
+its HTML report, and GET / is a web page doing all of that.
+POST /test/gen-load/{store} answers the seed load-test bench's requests.
+A run over HTTP is bounded (ops, workers, pipeline) so that one request
+cannot take the machine's memory. Ctrl-C stops gracefully; a second one
+exits at once. See docs/bench-serve.md.`
 
 // benchServeDefaultListen is loopback: the service runs whatever bench a
 // request asks for.
@@ -64,6 +70,14 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 	select {
 	case err = <-served:
 	case <-ctx.Done():
+		// The first signal stops gracefully, which can take a while (a
+		// run finishing its op, a request finishing its body); from now
+		// on a second one ends the process at once, by the signal's
+		// default action (a shell shows 130 for SIGINT). The history on
+		// disk then still has the runs in flight as running, and the
+		// next start marks them failed.
+		stop()
+		fmt.Fprintln(stderr, "allot bench serve: stopping (interrupt again to exit at once)")
 	}
 	// Runs first: their event streams then end, and Shutdown need not
 	// wait for them.
@@ -104,8 +118,8 @@ func parseServedBench(args []string) (benchsvc.Job, error) {
 	var msgs bytes.Buffer
 	j, err := parseBench(args, io.Discard, &msgs)
 	if err == nil {
-		if n := j.opsMax(); n > servedOpsMax {
-			return nil, fmt.Errorf("%w: ops: a run over HTTP makes at most %d ops per store run, this one %d (a workload is built in memory before it runs); run it with allot bench", benchsvc.ErrBadRequest, servedOpsMax, n)
+		if err := j.servedBound(args); err != nil {
+			return nil, fmt.Errorf("%w: %v; run it with allot bench", benchsvc.ErrBadRequest, err)
 		}
 		return &servedJob{j: j}, nil
 	}
@@ -124,14 +138,123 @@ func parseServedBench(args []string) (benchsvc.Job, error) {
 	return nil, fmt.Errorf("%w: %v", benchsvc.ErrBadRequest, err)
 }
 
-// servedOpsMax bounds the reservation ops a run over HTTP generates for
-// one store run: 2^25, about 2.7 GB. The command line's bound,
-// workload.OpsMax (2^28, about 21 GB), is for a user who sees the machine
-// it runs on; anyone who can reach the service could otherwise take the
-// machine's memory with one request, and the generation cannot be
-// cancelled midway. The other workload kinds keep their own bounds (rw on
-// records allocates nothing per op, and gen-load sizes its ops by time).
-const servedOpsMax = 1 << 25
+// Bounds of a run over HTTP. The command line's bounds (workload.OpsMax,
+// 2^28 reservation ops, about 21 GB; bench.WorkersMax; the kinds' own)
+// are for a user who sees the machine it runs on; anyone who can reach
+// the service could otherwise take the machine's memory with one
+// request, and a workload's generation cannot be cancelled midway. Each
+// bound keeps what one store run holds in memory for the field it bounds
+// to about 2.7 GB at most (bytes per op measured with the generators, or
+// counted from the types); a request past one is refused (servedBound),
+// never cut down. Only gen-load, whose --ops the service sizes itself,
+// sizes a WRITE within its bound (benchsvc.GenLoadOps).
+const (
+	// servedOpsMax bounds the reservation ops ("ims") of one store run:
+	// 80 bytes each.
+	servedOpsMax = 1 << 25
+	// servedRecordOpsMax bounds the ops of a rw run that keeps a record
+	// per op (benchsvc.RecordOpsMax).
+	servedRecordOpsMax = benchsvc.RecordOpsMax
+	// servedCartOpsMax bounds the carts (orders) of checkout and order:
+	// about 520 bytes each (the cart, its outcome, its hold lines).
+	servedCartOpsMax = 1 << 22
+	// servedQueryOpsMax bounds search's queries: 58 bytes each.
+	servedQueryOpsMax = 1 << 25
+	// servedKVOpsMax bounds kv's ops: its overwrite check times every
+	// batch issued, 16 bytes each at --pipeline 1.
+	servedKVOpsMax = 1 << 26
+	// servedUnheldOpsMax bounds the ops of a rw run that holds nothing
+	// per op (READ on records, the modifies): only the time they take,
+	// so the bound is gen-load's, which sizes them by time.
+	servedUnheldOpsMax = 1 << 30
+	// servedUnmeasuredOpsMax bounds a workload kind not measured here
+	// yet: the strictest bound until someone measures it.
+	servedUnmeasuredOpsMax = 1 << 20
+	// servedCheckSampleMax bounds search's --check-sample: each sampled
+	// query keeps its answer (up to 20 results) for the check.
+	servedCheckSampleMax = 1 << 16
+	// servedWorkersMax bounds the workers (gen-load's threads bound):
+	// each holds a connection and a latency histogram of 270 KB.
+	servedWorkersMax = 1024
+	// servedPipelineMax bounds the ops in flight per worker: each worker
+	// holds buffers for as many.
+	servedPipelineMax = 1024
+)
+
+// servedBound checks the job against the bounds of a run over HTTP; the
+// error names the field, the bound and the value. args are the job's
+// argument list (each "--name=value").
+func (j *benchJob) servedBound(args []string) error {
+	for i := range j.points() {
+		if w := j.runConfig(i, "", "").Workers; w > servedWorkersMax {
+			field := "workers"
+			if j.sweep != nil && j.sweep.Param == "workers" {
+				field = "sweep"
+			}
+			return fmt.Errorf("%s: a run over HTTP has at most %d workers (each holds a connection and a 270 KB latency histogram), this one %d", field, servedWorkersMax, w)
+		}
+	}
+	if j.f.pipeline > servedPipelineMax {
+		return fmt.Errorf("pipeline: a run over HTTP keeps at most %d ops in flight per worker, this one %d", servedPipelineMax, j.f.pipeline)
+	}
+	if j.f.kind == nil {
+		if n := j.opsMax(); n > servedOpsMax {
+			return fmt.Errorf("ops: a run over HTTP makes at most %d ops per store run, this one %d (a workload is built in memory before it runs)", servedOpsMax, n)
+		}
+		return nil
+	}
+	if limit, why := j.servedKindOpsMax(); j.f.workload.ops > limit {
+		return fmt.Errorf("ops: a run of workload %s over HTTP makes at most %d ops per store run, this one %d (%s)", j.f.kindName, limit, j.f.workload.ops, why)
+	}
+	if j.f.kindName == "search" {
+		if n, _ := argInt(args, "check-sample"); n > servedCheckSampleMax {
+			return fmt.Errorf("check-sample: a run over HTTP samples at most %d queries (each keeps its answer for the check), this one %d", servedCheckSampleMax, n)
+		}
+	}
+	return nil
+}
+
+// servedKindOpsMax returns the bound on the ops of the job's workload
+// kind over HTTP, and what an op holds in memory.
+func (j *benchJob) servedKindOpsMax() (int, string) {
+	switch j.f.kindName {
+	case "checkout", "order":
+		return servedCartOpsMax, "each cart is generated before the run, about 520 bytes with its outcome"
+	case "search":
+		return servedQueryOpsMax, "each query is generated before the run"
+	case "kv":
+		return servedKVOpsMax, "the check times every batch issued"
+	case "rw":
+		k, _ := j.f.kind.(*rw.Kind)
+		switch {
+		case k == nil:
+		case k.RequestType == rw.RequestWrite:
+			return servedRecordOpsMax, "a WRITE keeps every record it writes, and reads them all back, for the check"
+		case k.RequestType == rw.RequestRead && slices.ContainsFunc(j.stores, queueStore):
+			return servedRecordOpsMax, "a READ on a queue publishes and keeps a message per op before the run; a gen-load request makes threads x timeInMilis x 3"
+		}
+		return servedUnheldOpsMax, "a READ on records or a modify holds nothing per op; the bound is gen-load's, which sizes such runs by time"
+	}
+	return servedUnmeasuredOpsMax, "a workload whose memory per op is not measured for the service yet"
+}
+
+// queueStore reports whether the store is a queue (rw's READ consumes
+// messages published before the run, one per op).
+func queueStore(name string) bool {
+	reg, err := store.Lookup(name)
+	return err == nil && reg.Server == store.ServerRabbitMQ
+}
+
+// argInt returns the value of --name=N in args.
+func argInt(args []string, name string) (int, bool) {
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
+			n, err := strconv.Atoi(v)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
 
 // opsMax returns the most reservation ops one store run of the job
 // generates (0 for a workload read from a file or of another kind).
@@ -204,8 +327,11 @@ func (s *servedJob) Run(ctx context.Context, progress func(int, bench.Progress),
 const genLoadQueueOpsPerThreadMs = 3
 
 // genLoadOps sizes --ops of a gen-load request (benchsvc.Config.GenLoadOps).
+// A READ on a queue past servedRecordOpsMax is sized as asked, and the
+// parser refuses it (servedBound): cutting it down would publish minutes
+// of messages the run does not consume.
 func genLoadOps(storeName string, g benchsvc.GenLoad) int64 {
-	if reg, err := store.Lookup(storeName); err == nil && reg.Server == "rabbitmq" && g.RequestType == "READ" {
+	if queueStore(storeName) && g.RequestType == "READ" {
 		return int64(g.Threads) * g.TimeInMilis * genLoadQueueOpsPerThreadMs
 	}
 	return benchsvc.GenLoadOps(g)
