@@ -204,12 +204,18 @@ func MeasureRTT(ctx context.Context, st store.Store, workers, n int) (time.Durat
 	return median(merged), len(merged), nil
 }
 
+// median sorts d and returns its middle value, or the mean of its two
+// middle values when their count is even.
 func median(d []time.Duration) time.Duration {
 	if len(d) == 0 {
 		return 0
 	}
 	slices.Sort(d)
-	return d[len(d)/2]
+	m := len(d) / 2
+	if len(d)%2 == 0 {
+		return d[m-1] + (d[m]-d[m-1])/2
+	}
+	return d[m]
 }
 
 // inFlight is InFlight, or Workers for a bound recorded before InFlight
@@ -229,8 +235,32 @@ func (b *Bound) Share(opsPerSec float64) (ofFsync, ofFsyncRTT float64) {
 	return opsPerSec / b.OpsPerSecFsync, opsPerSec / b.OpsPerSecFsyncRTT
 }
 
+// boundShareNote says why r's ops/s cannot be read as a share of its
+// bound, "" when it can. The bound counts one durable call per op in
+// flight: true of the reservation workload's captures and releases and of
+// a kind that declares it (KindRegistration.OneDurableCallPerOp). Where a
+// call carries several ops (rw's --transactional --batch) or an op makes
+// several calls (a checkout cart), the share would be off by that factor.
+func boundShareNote(r *Result) string {
+	k := kindOf(r)
+	if k == "" {
+		return ""
+	}
+	reg, err := LookupKind(k)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("workload %s is not registered in this program, so how many durable calls its ops make is unknown", k)
+	case reg.OneDurableCallPerOp:
+		return ""
+	case reg.DurableCalls != "":
+		return reg.DurableCalls
+	}
+	return fmt.Sprintf("workload %s does not declare each op one durable call (the bound counts one per op in flight)", k)
+}
+
 // WriteBounds writes, under the table, each durable run's bound and how
-// close the run came to it.
+// close the run came to it: as a share where each op is one durable call
+// (boundShareNote), else the bound alone, in durable calls/s, and why.
 func WriteBounds(w io.Writer, runs []Result) {
 	first := true
 	for i := range runs {
@@ -243,7 +273,6 @@ func WriteBounds(w io.Writer, runs []Result) {
 			fmt.Fprintln(w, "bound (closed loop, measured before each durable run): ops in flight / fdatasync, and ops in flight / (fdatasync + PING round trip); ops in flight = workers x pipeline")
 			first = false
 		}
-		a, c := b.Share(r.OpsPerSec)
 		var rtt string
 		switch {
 		case b.RTTSamples > 0:
@@ -253,8 +282,14 @@ func WriteBounds(w io.Writer, runs []Result) {
 		default:
 			rtt = "round trip not measured (the store has no PING)"
 		}
-		fmt.Fprintf(w, "  %s: fdatasync p50 %.3f ms, %s; %d in flight: bound %.0f / %.0f ops/s; measured %.0f = %.0f%% / %.0f%%\n",
-			runLabel(r), b.FsyncP50MS, rtt, b.inFlight(), b.OpsPerSecFsync, b.OpsPerSecFsyncRTT, r.OpsPerSec, 100*a, 100*c)
+		if why := boundShareNote(r); why != "" {
+			fmt.Fprintf(w, "  %s: fdatasync p50 %.3f ms, %s; %d in flight: bound %.0f / %.0f durable calls/s; measured %.0f ops/s, no share: %s\n",
+				runLabel(r), b.FsyncP50MS, rtt, b.inFlight(), b.OpsPerSecFsync, b.OpsPerSecFsyncRTT, r.OpsPerSec, why)
+		} else {
+			a, c := b.Share(r.OpsPerSec)
+			fmt.Fprintf(w, "  %s: fdatasync p50 %.3f ms, %s; %d in flight: bound %.0f / %.0f ops/s; measured %.0f = %.0f%% / %.0f%%\n",
+				runLabel(r), b.FsyncP50MS, rtt, b.inFlight(), b.OpsPerSecFsync, b.OpsPerSecFsyncRTT, r.OpsPerSec, 100*a, 100*c)
+		}
 		if u, cpu := r.Server, r.Server.OpsPerSecCPU(); cpu > 0 {
 			// The disk's bound assumes free CPU; on a machine the server
 			// shares with the bench, the CPU may bind first.

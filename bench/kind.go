@@ -66,6 +66,33 @@ type KindRegistration struct {
 	Name  string
 	About string // one line for --help
 	New   func() Kind
+	// OneDurableCallPerOp says that each op the kind counts in ops/s
+	// waits for one durable call before its acknowledgement, alone or
+	// with the other ops in flight (kv's writes, pipelined or batched
+	// --pipeline to a call, as ims's captures and releases), never for
+	// two in sequence, and that a worker keeps no more than --pipeline
+	// ops in flight: only then is ops/s read as a share of the run's
+	// Bound, which counts one durable call per op in flight. False, the
+	// default, where a call carries more ops than that (rw's
+	// --transactional --batch) or an op makes several calls (a checkout
+	// cart): WriteBounds prints the bound without a share.
+	OneDurableCallPerOp bool
+	// DurableCalls says, where OneDurableCallPerOp is false, how the
+	// kind's ops map to durable calls; WriteBounds prints it as the
+	// reason there is no share.
+	DurableCalls string
+}
+
+// kindOf returns the name of the kind a result came from, "" for the
+// reservation workload (WorkloadDefault): kinds name their workloads
+// after themselves ("checkout/hot", "rw/MODIFY", "search"), and only
+// they fill Extra.
+func kindOf(r *Result) string {
+	if r.Extra == nil {
+		return ""
+	}
+	name, _, _ := strings.Cut(r.Workload.Name, "/")
+	return name
 }
 
 var (

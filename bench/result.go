@@ -37,7 +37,8 @@ const (
 )
 
 // Result is one store run (one point of a sweep, one durability mode). It is
-// also the object `allot bench --json` prints, one per line.
+// also the object `allot bench --json` prints, one per line. Its JSON has
+// one field more than the struct, "failed" (MarshalJSON).
 type Result struct {
 	Store string `json:"store"`
 	// Description is the store's own line about server, version and
@@ -120,6 +121,23 @@ type Result struct {
 	// Breakdown is the server's time per stage of an op during the run
 	// (allot bench --breakdown, allot stores); nil otherwise.
 	Breakdown *Breakdown `json:"breakdown,omitempty"`
+}
+
+// resultFields is Result without its methods, for MarshalJSON to encode
+// the fields without calling itself.
+type resultFields Result
+
+// MarshalJSON encodes r with "failed": r.Failed() beside its fields: the
+// verdict the table prints and the exit code gives. A run whose check
+// passed but some of whose ops failed keeps "status": "ok" and "check":
+// {"ok": true} (the check did pass on the others), and a reader of the
+// JSON must not take those for a pass. It is computed, not stored, so it
+// cannot disagree with the table; reading it back ignores it.
+func (r Result) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		resultFields
+		Failed bool `json:"failed"`
+	}{resultFields(r), r.Failed()})
 }
 
 // WorkloadInfo names the workload a run replayed.

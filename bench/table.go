@@ -9,14 +9,17 @@ import (
 	"text/tabwriter"
 )
 
-// WriteTable writes the terminal table: one row per run, then one check
-// line per run ("check: OK" or "check: FAILED (n violations)" with the
-// violations), the open-loop figures, and the errors of runs that did not
-// happen.
+// WriteTable writes the terminal table: one row per run (a pipeline
+// column when some run kept more than one op in flight per worker), then
+// one check line per run ("check: OK" or "check: FAILED (n violations)"
+// with the violations, and a note for each figure of its kind a pass must
+// not hide, ExtraNotes), the open-loop figures, and the errors of runs
+// that did not happen.
 func WriteTable(w io.Writer, runs []Result) error {
-	sweep, open, workloads, server := false, false, false, false
+	sweep, open, workloads, server, pipeline := false, false, false, false, false
 	for i := range runs {
 		server = server || runs[i].Server != nil
+		pipeline = pipeline || runs[i].Pipeline > 1
 		sweep = sweep || runs[i].Sweep != nil
 		open = open || runs[i].OpenLoop != nil
 		workloads = workloads || runs[i].Workload.Name != runs[0].Workload.Name
@@ -29,7 +32,11 @@ func WriteTable(w io.Writer, runs []Result) error {
 	if sweep {
 		head = append(head, "point")
 	}
-	head = append(head, "durability", "workers", "ops", "seconds", "ops/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "retries", "conflict retries", "errors", "check")
+	head = append(head, "durability", "workers")
+	if pipeline {
+		head = append(head, "pipeline")
+	}
+	head = append(head, "ops", "seconds", "ops/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "retries", "conflict retries", "errors", "check")
 	if server {
 		head = append(head, "cpu µs/op", "server cpu s", "server MB")
 	}
@@ -44,6 +51,9 @@ func WriteTable(w io.Writer, runs []Result) error {
 			row = append(row, sweepLabel(r))
 		}
 		row = append(row, r.Durability, strconv.Itoa(r.Workers))
+		if pipeline {
+			row = append(row, strconv.Itoa(max(r.Pipeline, 1)))
+		}
 		if r.Status == StatusServerDown || r.Status == StatusFailed {
 			row = append(row, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", statusWord(r))
 		} else {
@@ -127,6 +137,9 @@ func writeCheck(w io.Writer, r *Result, label bool) {
 		if more := r.Check.ViolationCount - len(r.Check.Violations); more > 0 {
 			fmt.Fprintf(w, "  ... and %d more\n", more)
 		}
+	}
+	for _, n := range ExtraNotes(r) {
+		fmt.Fprintf(w, "  note: %s\n", n)
 	}
 	if r.Errors > 0 {
 		fmt.Fprintf(w, "  %d ops failed%s, for example:\n", r.Errors, suffix)

@@ -333,7 +333,9 @@ func sweepCharts(all []bench.Result, colors map[string]int) []chart {
 				opsChart.Series = append(opsChart.Series, series{Label: labels[i], Color: colors[r.Store], Y: nanFloats(len(xs))})
 				p99Chart.Series = append(p99Chart.Series, series{Label: labels[i], Color: colors[r.Store], Y: nanFloats(len(xs))})
 			}
-			if r.Status == bench.StatusFailed || r.Status == bench.StatusServerDown || r.Ops == 0 {
+			// A run that failed its check or had ops fail is no point of
+			// the curve: the caption says a missing point is a failed run.
+			if r.Failed() || r.Ops == 0 {
 				continue
 			}
 			xi := sort.SearchFloat64s(xs, r.Sweep.Value)

@@ -30,6 +30,9 @@ type page struct {
 	HasOpenLoop bool
 	// HasServer is set when some run measured its server's CPU and memory.
 	HasServer bool
+	// HasPipeline is set when some run kept more than one op in flight
+	// per worker: the table then has a Pipeline column.
+	HasPipeline bool
 	// CommonWorkload is set when every run replayed the same workload: the
 	// table then names it once instead of in a column.
 	CommonWorkload  string
@@ -80,10 +83,17 @@ type runView struct {
 	Retries         string
 	ConflictRetries string
 	Errors          string
-	CheckOK         bool
-	Violations      []string
-	ViolationCount  int
-	ViolationsMore  int
+	// CheckOK: the check passed and no op failed. OpsFailed: the check
+	// passed on the ops that succeeded, but some failed, and the bench
+	// counts the run failed (bench.Result.Failed).
+	CheckOK   bool
+	OpsFailed bool
+	// Notes are the figures of its kind a pass must not hide
+	// (bench.ExtraNotes).
+	Notes          []string
+	Violations     []string
+	ViolationCount int
+	ViolationsMore int
 	// CPUPerOp, ServerCPU and ServerMB are the server's resource cost
 	// ("–" when not measured); ServerNote says what they cover.
 	CPUPerOp, ServerCPU, ServerMB string
@@ -123,6 +133,9 @@ func newPage(f *bench.ResultsFile) (*page, *chartSet) {
 		}
 		if r.Server != nil {
 			p.HasServer = true
+		}
+		if r.Pipeline > 1 {
+			p.HasPipeline = true
 		}
 		if r.Sweep != nil {
 			p.HasSweep = true
@@ -173,7 +186,9 @@ func newRunView(i int, r *bench.Result, label string, color int) runView {
 		Retries:         intText(r.Retries),
 		ConflictRetries: intText(r.ConflictRetries),
 		Errors:          intText(r.Errors),
-		CheckOK:         r.Check.OK,
+		CheckOK:         r.Check.OK && r.Errors == 0,
+		OpsFailed:       r.Check.OK && r.Errors > 0,
+		Notes:           bench.ExtraNotes(r),
 		Violations:      r.Check.Violations,
 		ViolationCount:  r.Check.ViolationCount,
 	}

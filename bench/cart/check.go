@@ -3,6 +3,7 @@ package cart
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -90,6 +91,14 @@ func (r *run) check(ctx context.Context, st store.Store) *checked {
 	if r.mode == ModeCheckout {
 		r.settleHolds(ctx, c)
 	}
+	loaded := map[inventory.GroupKey]int64{}
+	for _, row := range r.w.Rows {
+		loaded[row.Key.Group()] += row.Count
+	}
+	floor := r.groupFloors(loaded)
+	r.comparedSomething(c, loaded)
+	// refused lists the carts refused though they had the stock.
+	var refused []int
 	for i := range r.outs {
 		out, cart := &r.outs[i], &r.w.Carts[i]
 		if !out.done {
@@ -135,12 +144,16 @@ func (r *run) check(ctx context.Context, st store.Store) *checked {
 			}
 			// The available a refusal names is the group's total when the
 			// store decided: at least the demand means it had the stock.
-			// Concurrency cannot excuse it, and a store that does not
-			// report it (0) is not accused.
+			// Concurrency cannot excuse it. A store that reports 0 (or
+			// less than it had) is held to the group's floor instead: at
+			// every moment of the run the group held at least its
+			// initial total minus the demand of every cart acknowledged
+			// or of unknown outcome on it, so a demand within the floor
+			// was there whenever the store decided.
 			g := cart.Lines[out.short].Group
 			for _, d := range store.SumCart(cart.Lines, nil) {
-				if d.Group == g && out.available >= d.N {
-					c.v.addf("%s %s: refused with %d available in group %v for a demand of %d: it had the stock", r.mode, r.ID(i), out.available, g, d.N)
+				if d.Group == g && (out.available >= d.N || floor[g] >= d.N) {
+					refused = append(refused, i)
 				}
 			}
 		default:
@@ -165,6 +178,7 @@ func (r *run) check(ctx context.Context, st store.Store) *checked {
 	final, err := st.Rows(ctx)
 	if err != nil {
 		c.v.addf("reading the rows back: %v", err)
+		r.addRefusals(c, refused, floor, loaded)
 		return c
 	}
 	got := make(map[inventory.RowKey]int64, len(final))
@@ -209,7 +223,87 @@ func (r *run) check(ctx context.Context, st store.Store) *checked {
 			c.v.addf("group %v holds %d, want from %d to %d (orders of unknown outcome)", g, got, want-slack, want)
 		}
 	}
+	r.addRefusals(c, refused, floor, loaded)
 	return c
+}
+
+// addRefusals adds a violation for each cart in refused, refused though
+// the available it named, or its group's floor, covered its demand. They
+// come after the rows' findings: a store that lost units goes on to
+// refuse what the floor says it had, and the lost units are the first
+// thing to read.
+func (r *run) addRefusals(c *checked, refused []int, floor, loaded map[inventory.GroupKey]int64) {
+	for _, i := range refused {
+		cart, out := &r.w.Carts[i], &r.outs[i]
+		g := cart.Lines[out.short].Group
+		var n int64
+		for _, d := range store.SumCart(cart.Lines, nil) {
+			if d.Group == g {
+				n = d.N
+			}
+		}
+		if out.available >= n {
+			c.v.addf("%s %s: refused with %d available in group %v for a demand of %d: it had the stock", r.mode, r.ID(i), out.available, g, n)
+		} else {
+			c.v.addf("%s %s: refused a demand of %d in group %v (reporting %d available), which held at least %d throughout the run (its initial %d minus every cart acknowledged or of unknown outcome on it): it had the stock", r.mode, r.ID(i), n, g, out.available, floor[g], loaded[g])
+		}
+	}
+}
+
+// groupFloors returns, per group, the least it can have held at any
+// moment of the run: its total when loaded minus the demand of every cart
+// that may have taken from it (acknowledged OK, or of unknown outcome). A
+// cancelled or expired hold gives units back, so this is lower than the
+// truth, never higher: a refusal of a demand within it is wrong whatever
+// the order of the calls.
+func (r *run) groupFloors(loaded map[inventory.GroupKey]int64) map[inventory.GroupKey]int64 {
+	floor := maps.Clone(loaded)
+	for i := range r.outs {
+		out := &r.outs[i]
+		if !out.done || (!out.unknown && out.code != store.CheckoutOK) {
+			continue
+		}
+		for _, d := range store.SumCart(r.w.Carts[i].Lines, nil) {
+			floor[d.Group] -= d.N
+		}
+	}
+	return floor
+}
+
+// comparedSomething adds a violation when no cart succeeded while the
+// stock loaded covered some. Refusals against a floor catch a store that
+// refuses what it has, but under contention floors go negative, and a
+// store that refuses everything (or errs on everything) would leave the
+// rows as loaded and pass: the check would have compared nothing, as the
+// search checker says of empty against empty.
+func (r *run) comparedSomething(c *checked, loaded map[inventory.GroupKey]int64) {
+	var run, covered int64
+	for i := range r.outs {
+		out := &r.outs[i]
+		if !out.done {
+			continue
+		}
+		if !out.unknown && out.code == store.CheckoutOK {
+			return
+		}
+		run++
+		if covers(loaded, &r.w.Carts[i]) {
+			covered++
+		}
+	}
+	if covered > 0 {
+		c.v.addf("the check compared nothing: none of the %d %ss run succeeded, though the stock loaded covered %d of them (each of their groups held their demand)", run, r.mode, covered)
+	}
+}
+
+// covers reports whether totals hold cart's demand in each of its groups.
+func covers(totals map[inventory.GroupKey]int64, cart *Cart) bool {
+	for _, d := range store.SumCart(cart.Lines, nil) {
+		if totals[d.Group] < d.N {
+			return false
+		}
+	}
+	return true
 }
 
 // settleHolds finds every hold's end state: it waits for abandoned (and

@@ -22,7 +22,13 @@
 //   - every hold ends in the state its cart asked for (confirmed,
 //     cancelled, expired), and an abandoned hold expires within the
 //     expiry wait;
-//   - no row is below zero.
+//   - no row is below zero;
+//   - a refusal (INSUFFICIENT) had a reason: the available it names is
+//     below the demand, and so is the group's floor, its total when loaded
+//     minus the demand of every cart acknowledged or of unknown outcome on
+//     it (the least the group held at any moment of the run); and a run in
+//     which no cart succeeded while the stock loaded covered some compared
+//     nothing, and fails.
 //
 // What cart must never do: know a store by name, or pass a run whose check
 // failed.

@@ -16,5 +16,7 @@ func init() {
 		Name:  "checkout",
 		About: "carts held with a ttl, then confirmed, cancelled or abandoned (must expire); carts/s, p99, expiry lag, duplicates",
 		New:   func() bench.Kind { return cart.NewKind(cart.ModeCheckout) },
+		DurableCalls: "a cart is a HOLD and then a CONFIRM or CANCEL (a HOLD alone if abandoned): two durable calls in sequence, more with re-sends, " +
+			"so carts/s is not a share of a bound of one call per op",
 	})
 }

@@ -49,6 +49,10 @@ func init() {
 		Name:  "kv",
 		About: "raw key writes or reads (--request-type WRITE|READ), --pipeline N in flight per connection, one line a second",
 		New:   func() bench.Kind { return &Kind{Out: os.Stderr} },
+		// Each write waits for one durable call, shared by the --pipeline
+		// writes in flight (or batched into one statement on the SQL
+		// stores): the bound's ops in flight are its writes.
+		OneDurableCallPerOp: true,
 	})
 }
 

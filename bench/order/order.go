@@ -15,5 +15,7 @@ func init() {
 		Name:  "order",
 		About: "multi-line orders, all or nothing, with idempotency keys; orders/s, p99, duplicates",
 		New:   func() bench.Kind { return cart.NewKind(cart.ModeOrder) },
+		DurableCalls: "an order is one call, but on a saga store (dtm) several durable steps in sequence, " +
+			"so orders/s is not a share of a bound of one call per op",
 	})
 }
