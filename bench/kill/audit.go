@@ -347,8 +347,16 @@ func readBack(ctx context.Context, cfg *Config, st store.Store) ([]inventory.Row
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	// A client that does not reconnect (Tarantool's connector): a new one.
+	// A client that does not reconnect (Tarantool's connector): a new one,
+	// after the round's store once more (a new allot store reads back only
+	// the rows it loaded, and refuses: store/remote.ErrNotLoaded).
 	for time.Now().Before(deadline) {
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		rows, err := st.Rows(rctx)
+		cancel()
+		if err == nil {
+			return rows, nil
+		}
 		fresh, err := cfg.Open(ctx)
 		if err == nil {
 			var rows []inventory.Row

@@ -92,6 +92,10 @@ type Store struct {
 	// keys are the rows of the last Load, in load order: what Rows reads
 	// back, and what the next Load empties when it does not set them.
 	keys []inventory.RowKey
+	// loaded: a Load went through, so keys are what the server holds
+	// (Rows refuses to read back without one: the server has no command
+	// listing every row, and an empty answer would say every row is gone).
+	loaded bool
 	// primary is the node a standby named when the last Load went through
 	// it ("" when the node at addr took the load): where sessions start,
 	// and where Rows reads, instead of the standby.
@@ -241,6 +245,7 @@ func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
 	for _, r := range rows {
 		s.keys = append(s.keys, r.Key)
 	}
+	s.loaded = true
 	return nil
 }
 
@@ -392,6 +397,11 @@ func pipelineOn(ctx context.Context, cn *client.Conn, ops []inventory.Op) error 
 	return nil
 }
 
+// ErrNotLoaded is Rows's error on a store that loaded nothing: it reads
+// back the keys it loaded, the server having no command that lists every
+// row.
+var ErrNotLoaded = errors.New("store/remote: no Load went through this store, and it reads back only the rows it loaded (the server lists no rows)")
+
 // Rows reads back the rows of the last Load with pipelined STOCK.GET, from
 // the primary the load found when it went through a standby: a standby
 // applies the log a moment behind the primary, so what it reads right
@@ -440,6 +450,9 @@ func (s *Store) RowsAt(ctx context.Context, addr string) ([]inventory.Row, error
 }
 
 func (s *Store) rowsVia(ctx context.Context, c *client.Client) ([]inventory.Row, error) {
+	if !s.loaded {
+		return nil, ErrNotLoaded
+	}
 	cn, err := c.Conn(ctx)
 	if err != nil {
 		return nil, s.wrap(err)
