@@ -141,10 +141,11 @@ func skuLess(a, b *entry) bool { return a.sku < b.sku }
 //
 // B-trees (github.com/google/btree): the title index of (first 8 bytes of
 // the folded title, entry) keys, 16 bytes each, so that the walk past a
-// prefix of up to 8 bytes reads nothing but the node; the brand index
-// (brand.go), 24 bytes a key; and an index by SKU of entry pointers, 8
-// bytes each. 193 bytes per record beyond the record's strings at 1M
-// records (BenchmarkSearch1M). Measured there, the alternatives were:
+// prefix of up to 8 bytes reads nothing but the node; the brand indexes
+// (brand.go), 24 and 16 bytes a key; and an index by SKU of entry
+// pointers, 8 bytes each. 201 bytes per record beyond the record's strings
+// at 1M records (BenchmarkSearch1M; 173 before the brand group index).
+// Measured there, the alternatives were:
 //   - a map by SKU instead of the second tree: 264 bytes per record with a
 //     folded brand kept too, about 30 more than the tree, for O(1) instead
 //     of O(log n) on Set, Get and Delete, which are not the hot path;
@@ -158,10 +159,22 @@ func skuLess(a, b *entry) bool { return a.sku < b.sku }
 type Catalog struct {
 	bySKU *btree.BTreeG[*entry]
 	index *btree.BTreeG[indexKey]
-	// The brand index and the shared brands (brand.go).
-	byBrandRune map[rune]*btree.BTreeG[brandKey]
-	brandOf     map[string]*brand
-	scanBrands  bool // tests: answer brand queries by the old scan plan
+	// The brand indexes and the shared brands (brand.go): the rune
+	// index; the group index, groups ordered by folded brand, their trees
+	// sharing one free list; the merge plan's scratch.
+	byBrandRune   map[rune]*btree.BTreeG[brandKey]
+	brandOf       map[string]*brand
+	groups        *btree.BTreeG[*brandGroup]
+	groupFree     *btree.FreeListG[indexKey]
+	groupsScratch []*brandGroup
+	cursors       []mergeCursor
+	heapScratch   []int32
+	// Tests: answer brand queries by the old scan plan, or force a plan.
+	scanBrands bool
+	brandPlan  brandPlan
+	// walked counts the index keys brand queries read (tests and
+	// benchmarks: the cost of a plan, without a clock).
+	walked int
 }
 
 // New returns an empty catalog.
@@ -171,6 +184,8 @@ func New() *Catalog {
 		index:       btree.NewG[indexKey](btreeDegree, indexLess),
 		byBrandRune: map[rune]*btree.BTreeG[brandKey]{},
 		brandOf:     map[string]*brand{},
+		groups:      btree.NewG[*brandGroup](btreeDegree, groupLess),
+		groupFree:   btree.NewFreeListG[indexKey](btree.DefaultFreeListSize),
 	}
 }
 
@@ -256,15 +271,33 @@ type Query struct {
 	Limit  int
 }
 
+// prefixTooLong is the detail of a prefix over TextBytesMax.
+const prefixTooLong = " is longer than 256 bytes (the limit is on its bytes as sent, before case folding)"
+
 // Check fills the default limit and reports what is wrong with q, or "".
+//
+// A prefix follows the text rule of the title or brand it is a prefix of:
+// 1..256 bytes as sent (DESIGN.md), not as folded. Folding changes a
+// length both ways (a KELVIN SIGN's 3 bytes fold to 1, U+023A's 2 to 3),
+// so a 256-byte title folds to up to 384 bytes, and a bound of 256 on the
+// folded prefix would refuse prefixes that match one. The bound on the
+// bytes sent also bounds Fold's work on the prefix. What it refuses that
+// could match is a prefix of over 256 bytes that folds shorter (more than
+// 85 KELVIN SIGNs), so the detail says the limit is on the bytes sent.
 func (q *Query) Check() string {
 	if q.Limit == 0 {
 		q.Limit = LimitDefault
+	}
+	if len(q.Prefix) > TextBytesMax {
+		return "prefix" + prefixTooLong
 	}
 	if d := CheckText(q.Prefix, TextBytesMax); d != "" {
 		return "prefix " + d
 	}
 	if q.Brand != "" {
+		if len(q.Brand) > TextBytesMax {
+			return "brand prefix" + prefixTooLong
+		}
 		if d := CheckText(q.Brand, TextBytesMax); d != "" {
 			return "brand prefix " + d
 		}
@@ -339,7 +372,7 @@ func (c *Catalog) SearchLinked(q Query, available func(sku string, link *unsafe.
 	if c.scanBrands {
 		c.scanBrand(&m, brandPrefix, emit)
 	} else {
-		c.searchBrand(&m, brandPrefix, emit)
+		c.searchBrand(&m, brandPrefix, q.Offset+q.Limit, emit)
 	}
 	return out, ""
 }

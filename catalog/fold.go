@@ -11,17 +11,21 @@ import (
 //
 //   - a rune whose unicode.SimpleFold orbit is itself (no case partner:
 //     digits, punctuation, 'ß', 'İ', 'ı', CJK) folds to itself;
+//   - a Cherokee letter folds to its uppercase letter (U+13A0..U+13F5),
+//     the orbit's smallest rune m;
 //   - any other rune folds to unicode.ToLower(unicode.ToUpper(m)), m the
 //     smallest rune of its orbit.
 //
 // So 'A' and 'a' fold to 'a'; 'K', 'k' and 'K' (KELVIN SIGN) to 'k'; 'S',
 // 's' and 'ſ' (LONG S) to 's'; 'Σ', 'σ' and 'ς' to 'σ'; 'ẞ' and 'ß' to
 // 'ß'; 'µ' (MICRO SIGN), 'Μ' and 'μ' to 'μ'; U+0345, U+1FBE, 'Ι' and 'ι'
-// to 'ι'. Two strings fold equal exactly when strings.EqualFold says so,
-// rune by rune, and the representative is CaseFolding.txt's C+S mapping,
-// except for the few scripts CaseFolding folds to uppercase (Cherokee),
-// where it is the lowercase one: equality is the same, and only the order
-// of those titles among themselves depends on the choice. The
+// to 'ι'; Cherokee 'ꭰ' (U+AB70) and 'Ꭰ' (U+13A0) to 'Ꭰ'. Two strings fold
+// equal exactly when strings.EqualFold says so, rune by rune, and the
+// representative is CaseFolding.txt's C+S mapping (simple folding). That
+// file folds to lowercase except in Cherokee, whose lowercase letters came
+// in Unicode 8.0, after case folding was made stable, so its fold stayed
+// the uppercase letters: a rule of lowercase alone would order Cherokee
+// titles among other titles as no simple case folding does. The
 // representative is not simply the lowercase of the smallest rune: that
 // is 'µ' for the orbit of 'μ' and U+0345 for that of 'ι', and titles with
 // Greek mu or iota then sorted among other titles as no simple case
@@ -45,8 +49,16 @@ func FoldRune(r rune) rune {
 			least = f
 		}
 	}
+	if isCherokeeUpper(least) {
+		return least
+	}
 	return unicode.ToLower(unicode.ToUpper(least))
 }
+
+// isCherokeeUpper reports whether r is one of the Cherokee letters
+// U+13A0..U+13F5, which CaseFolding.txt folds to themselves and their
+// lowercase partners (U+AB70..U+ABBF, U+13F8..U+13FD) to them.
+func isCherokeeUpper(r rune) bool { return 0x13A0 <= r && r <= 0x13F5 }
 
 // Fold returns s with every rune folded by FoldRune. Invalid UTF-8 bytes
 // are kept as they are. When nothing changes, s itself is returned (no

@@ -190,6 +190,10 @@ func (f *Follower) step(limit uint64, ev *Event) (bool, error) {
 	switch op.Kind {
 	case inventory.KindHold, inventory.KindConfirm, inventory.KindCancel, inventory.KindExpire:
 		ev.Hold = op.Hold
+	case inventory.KindCatalogSet:
+		ev.SKU = op.Record.SKU
+	case inventory.KindCatalogDel:
+		ev.SKU = op.Key.SKU
 	}
 	for i, k := range f.touched {
 		after, _ := f.state.Count(k)
@@ -216,9 +220,9 @@ func (f *Follower) apply(lsn uint64) error {
 	return nil
 }
 
-// A follower keeps no catalog. A catalog event is its op, key and seq
-// alone (no rows, no record), and only ops that changed the engine's state
-// are journaled, so nothing a follower derives depends on the records;
+// A follower keeps no catalog. A catalog event is its op, key, SKU and
+// seq alone (no rows, no record), and only ops that changed the engine's
+// state are journaled, so nothing a follower derives depends on the records;
 // keeping them would cost every follower (a Feed keeps several, and each
 // cursor of a new reader builds one) a copy of the whole catalog and its
 // index: 150 MB and most of a second per follower at 300,000 records.

@@ -28,8 +28,13 @@ const (
 // SectionCatalog is the snapshot section of the catalog's records.
 const SectionCatalog byte = 5
 
-// CatalogSet returns the op that sets r.
-func CatalogSet(r catalog.Record) Op { return Op{Kind: KindCatalogSet, Record: &r} }
+// CatalogSet returns the op that sets a copy of r: checking the op sorts
+// its attributes in place (Record.Normalize), which must not reorder the
+// caller's slice, nor race with another op built from the same record.
+func CatalogSet(r catalog.Record) Op {
+	r = r.Clone()
+	return Op{Kind: KindCatalogSet, Record: &r}
+}
 
 // CatalogDel returns the op that deletes the record of sku.
 func CatalogDel(sku string) Op { return Op{Kind: KindCatalogDel, Key: RowKey{SKU: sku}} }

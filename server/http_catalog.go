@@ -158,6 +158,10 @@ func (s *Server) httpCatalogItem(w http.ResponseWriter, r *http.Request) {
 	if detail == "" {
 		detail = op.Check()
 	}
+	if detail == "" && op.Kind == inventory.KindCatalogSet {
+		// Reserved for RESP's sake, refused here alike (CATALOG.SET).
+		detail = op.Record.CheckReservedNames()
+	}
 	if detail != "" {
 		s.refuseInvalid(w, op.Kind, detail)
 		return
@@ -183,13 +187,18 @@ func (s *Server) httpSearch(w http.ResponseWriter, r *http.Request) {
 		s.refuseInvalid(w, inventory.KindSearch, detail)
 		return
 	}
+	// A parameter present but empty is refused as RESP refuses the empty
+	// argument, not read as absent.
 	q := catalog.Query{Prefix: qs["q"], Brand: qs["brand"]}
+	if hasKey(qs, "brand") && q.Brand == "" {
+		detail = "brand prefix is empty"
+	}
 	for _, p := range []struct {
 		name string
 		dst  *int
 		msg  string
 	}{{"offset", &q.Offset, "offset must be from 0 to 100000"}, {"limit", &q.Limit, "limit must be from 1 to 1000"}} {
-		if v := qs[p.name]; v != "" {
+		if v, ok := qs[p.name]; ok && detail == "" {
 			// Digits as RESP's OFFSET and LIMIT take them (no sign).
 			n, ok := resp.ParseInt([]byte(v))
 			if !ok || n < 0 || n > math.MaxInt32 {

@@ -19,6 +19,9 @@ type Event struct {
 	Op     string `json:"op"`
 	Hold   string `json:"hold,omitempty"`
 	Key    string `json:"key,omitempty"`
+	// SKU is the record a catalog.set or catalog.del event changed (a
+	// catalog event has no rows to name it); omitted on other events.
+	SKU string `json:"sku,omitempty"`
 	// Rows are the rows the op changed, in the op's own order (see
 	// inventory.State.Touched); never nil, so that it encodes as [].
 	Rows []Row `json:"rows"`

@@ -15,7 +15,9 @@ import (
 //
 // CATALOG.SET's attributes and its idempotency key are both trailing
 // pairs: a last pair whose first word is ID (in any ASCII case) is the key.
-// An attribute named "ID" is set by not putting it last.
+// The attribute name id (any case) is reserved, refused wherever it stands
+// (catalog.Record.CheckReservedNames), as HTTP refuses it: a trailing ID
+// pair means one thing only.
 
 // isCatalogKind reports whether k is decoded here.
 func isCatalogKind(k inventory.Kind) bool {
@@ -52,6 +54,10 @@ func decodeCatalogOp(s *spec, args [][]byte, in Interner, op *inventory.Op, quer
 			}
 		}
 		op.Record = r
+		if d := op.Check(); d != "" {
+			return d
+		}
+		return r.CheckReservedNames()
 	case inventory.KindCatalogGet:
 		if len(args) != 2 {
 			return ArityError(s.name)
