@@ -9,7 +9,8 @@
 //     and check that they follow it seq by seq (ErrGap stops the relay: a
 //     checkpoint past a missing event would skip it for good).
 //  3. Publish each event, persistent and mandatory, to the exchange once
-//     per SKU its rows touch (routing key = the SKU; "_" for an event that
+//     per SKU its rows touch (routing key = the SKU; a catalog event's
+//     SKU for a catalog.set or catalog.del; "_" for another event that
 //     changes no row, such as a confirm), on a channel in confirm mode.
 //  4. Wait for the broker's confirm of every message of the batch. Only
 //     when all are acked and none came back as routed to no queue, write

@@ -675,7 +675,8 @@ func (s statsSnapshot) attrs() []any {
 }
 
 // RoutingKeys appends the routing keys of ev: each SKU its rows touch,
-// once, in row order; "_" when it touches none.
+// once, in row order; a catalog event's SKU (it touches no row); "_" for
+// any other event that touches none (a confirm).
 func RoutingKeys(ev *changes.Event, dst []string) []string {
 	start := len(dst)
 	for i := range ev.Rows {
@@ -690,6 +691,9 @@ func RoutingKeys(ev *changes.Event, dst []string) []string {
 		if !dup {
 			dst = append(dst, sku)
 		}
+	}
+	if len(dst) == start && ev.SKU != "" {
+		dst = append(dst, ev.SKU)
 	}
 	if len(dst) == start {
 		dst = append(dst, "_")
