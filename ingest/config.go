@@ -1,10 +1,13 @@
 package ingest
 
 import (
+	"crypto/tls"
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -18,7 +21,10 @@ import (
 type Config struct {
 	// DSN is the source server in go-sql-driver form
 	// (user:password@tcp(host:port)/database). The user needs SELECT on
-	// the table and REPLICATION SLAVE, REPLICATION CLIENT.
+	// the table and REPLICATION SLAVE, REPLICATION CLIENT. Its tls= holds
+	// for the binary log's connection too; its charset, collation and
+	// character_set_* parameters are replaced with utf8mb4 (the ingester
+	// reads text as UTF-8).
 	DSN string
 	// Table is the source table, in the DSN's database.
 	Table string
@@ -33,7 +39,10 @@ type Config struct {
 	// StateFile holds the checkpoint (binlog file and position).
 	StateFile string
 	// ServerID is the replica id the ingester registers with; it must be
-	// unique among the source's replicas.
+	// unique among the source's replicas (the source ends the binary log
+	// stream of the one that had it before). 0: Validate derives one from
+	// the source's address, database, table and state file
+	// (DefaultServerID).
 	ServerID uint32
 	// CheckpointEvery bounds how often the checkpoint is written (default
 	// 200 ms); the replay after a crash is at most that long.
@@ -90,7 +99,11 @@ func (c *Config) Validate() error {
 		return errors.New("ingest: --state (the checkpoint file) is required")
 	}
 	if c.ServerID == 0 {
-		return errors.New("ingest: --server-id must be positive")
+		id, err := DefaultServerID(c.DSN, c.Table, c.StateFile)
+		if err != nil {
+			return err
+		}
+		c.ServerID = id
 	}
 	if c.CheckpointEvery == 0 {
 		c.CheckpointEvery = 200 * time.Millisecond
@@ -107,6 +120,31 @@ func (c *Config) Validate() error {
 	return nil
 }
 
+// DefaultServerID is the server id of an ingester of table from the
+// source dsn with its checkpoint in stateFile, when none is given: a hash
+// of the source's address, its database, the table and the state file's
+// absolute path, from 2^31 to 2^32-2. Two ingesters of one source (one per
+// table, the usual setup) then register as different replicas, where one
+// fixed default made the second end the first one's binary log stream;
+// and the upper half of the ids is where replicas numbered by hand (1, 2,
+// 101, an address's last octets) do not go.
+func DefaultServerID(dsn, table, stateFile string) (uint32, error) {
+	src, err := (&Config{DSN: dsn}).source()
+	if err != nil {
+		return 0, err
+	}
+	state, err := filepath.Abs(stateFile)
+	if err != nil {
+		return 0, fmt.Errorf("ingest: --state %q: %w", stateFile, err)
+	}
+	h := fnv.New64a()
+	for _, part := range []string{net.JoinHostPort(src.host, strconv.Itoa(int(src.port))), src.database, table, state} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return 1<<31 + uint32(h.Sum64()%(1<<31-1)), nil
+}
+
 // source is the parsed DSN.
 type source struct {
 	host     string
@@ -114,6 +152,11 @@ type source struct {
 	user     string
 	password string
 	database string
+	// tls is the DSN's TLS configuration (tls=true, skip-verify,
+	// preferred), nil for none; tlsPreferred: tls=preferred, which falls
+	// back to plaintext with a source that offers no TLS.
+	tls          *tls.Config
+	tlsPreferred bool
 }
 
 func (c *Config) source() (source, error) {
@@ -132,19 +175,44 @@ func (c *Config) source() (source, error) {
 	if m.DBName == "" {
 		return source{}, errors.New("ingest: --dsn names no database")
 	}
-	return source{host: host, port: uint16(p), user: m.User, password: m.Passwd, database: m.DBName}, nil
+	src := source{host: host, port: uint16(p), user: m.User, password: m.Passwd, database: m.DBName, tlsPreferred: m.AllowFallbackToPlaintext}
+	if m.TLS != nil {
+		src.tls = m.TLS.Clone()
+	}
+	return src, nil
 }
 
 // connector is the DSN's connector with the driver's time parsing off
 // (parseTime=false, whatever the DSN says): the snapshot reads every value
 // as the text the server prints, which is what the binary log's values are
 // rendered as (values.go), not as a time.Time the driver renders its own
-// way ("2024-03-05T06:07:08Z", DATE '0000-00-00' as year 1).
+// way ("2024-03-05T06:07:08Z", DATE '0000-00-00' as year 1). Its sessions
+// read text in utf8mb4, whatever the DSN says: the snapshot takes what the
+// server sends for UTF-8, and with charset=latin1 every title beyond ASCII
+// was invalid UTF-8, refused, and its record deleted.
 func (c *Config) connector() (driver.Connector, error) {
 	m, err := mysql.ParseDSN(c.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("ingest: --dsn: %w", err)
 	}
 	m.ParseTime = false
+	for k := range m.Params {
+		// charset=, and any character_set_* or collation_* variable
+		// (also as @@session.x) the driver would SET.
+		v := strings.ToLower(strings.TrimPrefix(k, "@@"))
+		v = strings.TrimPrefix(strings.TrimPrefix(v, "session."), "local.")
+		if v == "charset" || strings.HasPrefix(v, "character_set_") || strings.HasPrefix(v, "collation_") {
+			delete(m.Params, k)
+		}
+	}
+	if !strings.HasPrefix(strings.ToLower(m.Collation), "utf8mb4_") {
+		m.Collation = "utf8mb4_general_ci"
+	}
 	return mysql.NewConnector(m)
+}
+
+// unknownColumn tells whether err is the server's "Unknown column" (1054).
+func unknownColumn(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1054
 }

@@ -383,3 +383,146 @@ func sqlTokens(q string, max int) []sqlToken {
 	}
 	return toks
 }
+
+// statementVerb returns the first word of query, after a leading SET
+// STATEMENT var=value [, ...] FOR (MariaDB), in upper case, and the tokens
+// from it on (at most max of the statement's, max < 0: all).
+func statementVerb(query string, max int) (string, []sqlToken) {
+	toks := sqlTokens(query, max)
+	p := ddlParser{toks: toks}
+	if p.word(0, "SET") && p.word(1, "STATEMENT") {
+		for i := 2; i < len(toks); i++ {
+			if p.word(i, "FOR") {
+				toks = toks[i+1:]
+				break
+			}
+		}
+	}
+	if len(toks) == 0 || toks[0].quoted {
+		return "", nil
+	}
+	return strings.ToUpper(toks[0].text), toks
+}
+
+// changesRows tells whether query, the statement of a query event,
+// changes rows: INSERT, UPDATE, DELETE, REPLACE, LOAD DATA or LOAD XML, or
+// one led by WITH (a binary log holds no SELECT). Such a statement in the
+// binary log is a change written as a statement (binlog_format STATEMENT
+// or MIXED), not as rows.
+func changesRows(query string) bool {
+	switch verb, _ := statementVerb(query, 64); verb {
+	case "INSERT", "UPDATE", "DELETE", "REPLACE", "LOAD", "WITH":
+		return true
+	}
+	return false
+}
+
+// namesIdentifier tells whether query names the identifier name (a
+// database or a table), quoted or not, in any case.
+func namesIdentifier(query, name string) bool {
+	for _, t := range sqlTokens(query, -1) {
+		if t.ident() && strings.EqualFold(t.text, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// A statement of a query event that marks the course of a transaction
+// (an event group of the binary log).
+const (
+	txNone       = ""
+	txBegin      = "BEGIN"       // BEGIN, START TRANSACTION, XA START
+	txCommit     = "COMMIT"      // COMMIT, XA COMMIT
+	txRollback   = "ROLLBACK"    // ROLLBACK, XA ROLLBACK
+	txSavepoint  = "SAVEPOINT"   // SAVEPOINT name
+	txRollbackTo = "ROLLBACK TO" // ROLLBACK [WORK] TO [SAVEPOINT] name
+)
+
+// transactionStatement recognises the statements above; name is the
+// savepoint's, in lower case (savepoint names compare without regard to
+// case).
+func transactionStatement(query string) (verb, name string) {
+	verb, toks := statementVerb(query, 8)
+	p := ddlParser{toks: toks}
+	switch {
+	case verb == "BEGIN" || verb == "START" && p.word(1, "TRANSACTION"):
+		return txBegin, ""
+	case verb == "COMMIT":
+		return txCommit, ""
+	case verb == "SAVEPOINT" && len(toks) > 1:
+		return txSavepoint, strings.ToLower(toks[1].text)
+	case verb == "ROLLBACK":
+		i := 1
+		if p.word(i, "WORK") {
+			i++
+		}
+		if !p.word(i, "TO") {
+			return txRollback, ""
+		}
+		i++
+		if p.word(i, "SAVEPOINT") {
+			i++
+		}
+		if i < len(toks) {
+			return txRollbackTo, strings.ToLower(toks[i].text)
+		}
+		return txRollbackTo, ""
+	case verb == "XA" && (p.word(1, "START") || p.word(1, "BEGIN")):
+		return txBegin, ""
+	case verb == "XA" && p.word(1, "COMMIT"):
+		return txCommit, ""
+	case verb == "XA" && p.word(1, "ROLLBACK"):
+		return txRollback, ""
+	}
+	return txNone, ""
+}
+
+// cascadingForeignKey is a foreign key whose rules change the rows of the
+// table that has it (the child) when its parent's rows change.
+type cascadingForeignKey struct {
+	name   string // the constraint's
+	parent string // the table it references
+	rules  string // its ON DELETE and ON UPDATE clauses
+}
+
+// cascadingForeignKeys reads, from a table's SHOW CREATE TABLE, the
+// foreign keys with an ON DELETE or ON UPDATE rule of CASCADE, SET NULL
+// or SET DEFAULT (the server prints each as a line of its own:
+// CONSTRAINT `name` FOREIGN KEY (...) REFERENCES `parent` (...) ON DELETE
+// CASCADE).
+func cascadingForeignKeys(createTable string) []cascadingForeignKey {
+	var out []cascadingForeignKey
+	for _, line := range strings.Split(createTable, "\n") {
+		p := ddlParser{toks: sqlTokens(line, -1)}
+		if !p.word(0, "CONSTRAINT") || !p.word(2, "FOREIGN") {
+			continue
+		}
+		fk := cascadingForeignKey{name: p.toks[1].text}
+		var rules []string
+		cascading := false
+		for i := 3; i < len(p.toks); i++ {
+			switch {
+			case p.word(i, "REFERENCES"):
+				if n, _, ok := p.name(i + 1); ok {
+					fk.parent = n.table
+					if n.schema != "" {
+						fk.parent = n.schema + "." + n.table
+					}
+				}
+			case p.word(i, "ON") && (p.word(i+1, "DELETE") || p.word(i+1, "UPDATE")) && i+2 < len(p.toks):
+				rule := strings.ToUpper(p.toks[i+2].text)
+				if (rule == "SET" || rule == "NO") && i+3 < len(p.toks) {
+					rule += " " + strings.ToUpper(p.toks[i+3].text)
+				}
+				rules = append(rules, "ON "+strings.ToUpper(p.toks[i+1].text)+" "+rule)
+				cascading = cascading || rule == "CASCADE" || rule == "SET NULL" || rule == "SET DEFAULT"
+			}
+		}
+		if cascading {
+			fk.rules = strings.Join(rules, " ")
+			out = append(out, fk)
+		}
+	}
+	return out
+}

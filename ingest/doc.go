@@ -24,16 +24,26 @@
 //     prints them, TIMESTAMP in the session's time zone, BIT (from both)
 //     as its unsigned decimal value (values.go).
 //     A partial row image (binlog_row_image not FULL) stops the ingester.
+//     A source whose binlog_format is not ROW is refused at start.
 //  2. It follows the binlog from the checkpoint. Every row of a rows event
 //     becomes one CATALOG.SET (insert, update) or CATALOG.DEL (delete; an
 //     update that changes the SKU is a DEL of the old one and a SET of the
 //     new), sent with the idempotency key
 //     "mysql:<binlog file>:<event end position>:<row index>" (DESIGN.md,
 //     "Idempotency"). allot journals the key atomically with the record.
+//     A transaction's rows are held back until its end (at most
+//     transactionRowsMax of them, transaction.go): a commit sends them, a
+//     ROLLBACK or ROLLBACK TO SAVEPOINT (the binary log carries rolled-back
+//     rows when a non-transactional table changed too) drops what it
+//     undid. A change written as a statement (a session with binlog_format
+//     STATEMENT or MIXED) in the table's database stops the ingester, with
+//     the checkpoint before it.
 //  3. After the rows of a transaction are acknowledged (allot's durability
 //     mode decides what that survives), the position after the
 //     transaction's commit event is the new checkpoint, written with a
-//     rename (throttled to CheckpointEvery).
+//     rename (throttled to CheckpointEvery); so is the start of a new
+//     binlog file the source rotates to between transactions, so that an
+//     idle source's purge of old files does not strand the checkpoint.
 //
 // So after a kill -9 of the ingester, it resumes from a checkpoint at or
 // before the last acknowledged transaction; the events in between are sent

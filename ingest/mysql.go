@@ -2,7 +2,9 @@ package ingest
 
 import (
 	"context"
+	"crypto/tls"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -45,7 +47,23 @@ type Ingester struct {
 	Metrics *Metrics
 	logf    func(format string, args ...any)
 
-	db         *sql.DB
+	db *sql.DB
+	// The followed table as the source names it (information_schema),
+	// which is how its binary log names it: with lower_case_table_names=1
+	// a DSN's Shop and --table Products are shop.products there.
+	// namesFold: the source compares table names without regard to case
+	// (lower_case_table_names 1 or 2). transactional: the table's engine
+	// undoes its rows at a rollback (InnoDB, not MyISAM).
+	schemaName, tableName string
+	namesFold             bool
+	transactional         bool
+	// transactionRowsMax bounds the rows of one transaction held back
+	// until its end (transaction.go).
+	transactionRowsMax int
+	// streamTLS is the binary log connection's TLS configuration: the
+	// DSN's, unless it is tls=preferred and the source offers none.
+	streamTLS *tls.Config
+
 	columns    map[string]int        // source column name -> ordinal (0-based), read at start
 	startTypes columnTypes           // the columns' ENUM members, character sets and signedness, read at start
 	collations map[uint64]string     // the source's collation id -> character set
@@ -76,7 +94,7 @@ func New(cfg Config, sink Sink, logf func(string, ...any)) (*Ingester, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	return &Ingester{cfg: cfg, src: src, sink: sink, Metrics: &Metrics{}, logf: logf}, nil
+	return &Ingester{cfg: cfg, src: src, sink: sink, Metrics: &Metrics{}, logf: logf, transactionRowsMax: transactionRowsMax}, nil
 }
 
 // Run takes the snapshot if there is no checkpoint, then follows the
@@ -90,7 +108,16 @@ func (in *Ingester) Run(ctx context.Context) error {
 	db := sql.OpenDB(connector)
 	defer db.Close()
 	in.db = db
+	if err := in.checkBinlogFormat(ctx); err != nil {
+		return err
+	}
 	if err := in.readColumns(ctx); err != nil {
+		return err
+	}
+	if err := in.readTable(ctx); err != nil {
+		return err
+	}
+	if err := in.readTLS(ctx); err != nil {
 		return err
 	}
 	if err := in.readTimeZone(ctx); err != nil {
@@ -198,6 +225,93 @@ func (in *Ingester) readColumns(ctx context.Context) error {
 	return nil
 }
 
+// checkBinlogFormat refuses a source that does not write its binary log
+// in row format. With binlog_format MIXED or STATEMENT most changes are
+// written as the statements that made them, which the ingester, reading
+// rows, cannot apply: each would be lost without a word. (A session may
+// still set STATEMENT for itself; follow stops at such a change.)
+func (in *Ingester) checkBinlogFormat(ctx context.Context) error {
+	var format string
+	if err := in.db.QueryRowContext(ctx, "SELECT @@GLOBAL.binlog_format").Scan(&format); err != nil {
+		return fmt.Errorf("ingest: reading the source's binlog_format: %w", err)
+	}
+	if !strings.EqualFold(format, "ROW") {
+		return fmt.Errorf("ingest: the source's binlog_format is %s, not ROW: it writes changes as statements, which the ingester cannot apply; set binlog_format=ROW on the source (SET GLOBAL binlog_format = 'ROW', and in its configuration)", format)
+	}
+	return nil
+}
+
+// readTable reads the followed table's names as the source spells them,
+// whether its engine rolls back, and warns of the foreign keys that
+// change its rows without row events.
+func (in *Ingester) readTable(ctx context.Context) error {
+	var transactions string
+	var lowerCase int
+	err := in.db.QueryRowContext(ctx, `SELECT t.TABLE_SCHEMA, t.TABLE_NAME, COALESCE(e.TRANSACTIONS, ''), @@lower_case_table_names
+		FROM information_schema.TABLES t LEFT JOIN information_schema.ENGINES e ON e.ENGINE = t.ENGINE
+		WHERE t.TABLE_SCHEMA = ? AND t.TABLE_NAME = ?`, in.src.database, in.cfg.Table).Scan(&in.schemaName, &in.tableName, &transactions, &lowerCase)
+	if err != nil {
+		return fmt.Errorf("ingest: reading table %s.%s: %w", in.src.database, in.cfg.Table, err)
+	}
+	in.namesFold = lowerCase != 0
+	in.transactional = !strings.EqualFold(transactions, "NO")
+	// The source applies a foreign key's cascading rules to the child
+	// table inside the storage engine, and writes no row events for them.
+	// (information_schema.REFERENTIAL_CONSTRAINTS, which has the rules,
+	// shows MariaDB's users with SELECT alone nothing: SHOW CREATE TABLE.)
+	quote := func(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" }
+	rows, err := in.db.QueryContext(ctx, "SHOW CREATE TABLE "+quote(in.schemaName)+"."+quote(in.tableName))
+	if err != nil {
+		return fmt.Errorf("ingest: reading the definition of %s.%s: %w", in.schemaName, in.tableName, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil || len(cols) < 2 || !rows.Next() {
+		return fmt.Errorf("ingest: reading the definition of %s.%s: %v, %v", in.schemaName, in.tableName, err, rows.Err())
+	}
+	vals := make([]sql.NullString, len(cols)) // a view has four columns
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return fmt.Errorf("ingest: reading the definition of %s.%s: %w", in.schemaName, in.tableName, err)
+	}
+	for _, fk := range cascadingForeignKeys(vals[1].String) {
+		in.logf("WARNING: %s.%s has foreign key %s referencing %s with %s: the source applies that to %s's rows without writing them to its binary log, so the catalog keeps the records of rows it deletes or changes that way (until the row changes again, or a new snapshot); delete or change the rows themselves instead (README)",
+			in.schemaName, in.tableName, fk.name, fk.parent, fk.rules, in.tableName)
+	}
+	return nil
+}
+
+// follows tells whether a table map names the followed table.
+func (in *Ingester) follows(t *replication.TableMapEvent) bool {
+	if in.namesFold {
+		return strings.EqualFold(string(t.Schema), in.schemaName) && strings.EqualFold(string(t.Table), in.tableName)
+	}
+	return string(t.Schema) == in.schemaName && string(t.Table) == in.tableName
+}
+
+// readTLS decides the binary log connection's TLS: the DSN's (the
+// driver's own connections use it, go-mysql's would not), except with
+// tls=preferred against a source whose connection to the ingester did not
+// use TLS (it offers none), as the driver then falls back to plaintext.
+func (in *Ingester) readTLS(ctx context.Context) error {
+	in.streamTLS = in.src.tls
+	if in.src.tls == nil || !in.src.tlsPreferred {
+		return nil
+	}
+	var name, cipher string
+	if err := in.db.QueryRowContext(ctx, "SHOW SESSION STATUS LIKE 'Ssl_cipher'").Scan(&name, &cipher); err != nil {
+		return fmt.Errorf("ingest: reading whether the source's connection uses TLS: %w", err)
+	}
+	if cipher == "" {
+		in.streamTLS = nil
+		in.logf("the source offers no TLS: reading its binary log in plaintext, as tls=preferred allows")
+	}
+	return nil
+}
+
 // readTimeZone finds the time zone the ingester's sessions print
 // TIMESTAMPs in (@@time_zone: the server's, or the DSN's time_zone
 // parameter), for the binary log's TIMESTAMPs, which are seconds since the
@@ -275,6 +389,31 @@ func (in *Ingester) readCollations(ctx context.Context) error {
 		}
 		if id.Valid && charset.Valid {
 			in.collations[uint64(id.Int64)] = charset.String
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("ingest: reading the source's collations: %w", err)
+	}
+	// MariaDB 10.10 and later list a collation that applies to several
+	// character sets (uca1400_ai_ci) in COLLATIONS without an id, and
+	// each of its full names (utf8mb4_uca1400_ai_ci, id 2304) with its id
+	// here only; MySQL and older MariaDB have no ID column here.
+	rows, err = in.db.QueryContext(ctx, "SELECT ID, CHARACTER_SET_NAME FROM information_schema.COLLATION_CHARACTER_SET_APPLICABILITY WHERE ID IS NOT NULL")
+	if unknownColumn(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("ingest: reading the source's collations: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var charset string
+		if err := rows.Scan(&id, &charset); err != nil {
+			return fmt.Errorf("ingest: reading the source's collations: %w", err)
+		}
+		if _, ok := in.collations[uint64(id)]; !ok {
+			in.collations[uint64(id)] = charset
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -434,7 +573,13 @@ func (in *Ingester) snapshot(ctx context.Context, started func(Checkpoint) error
 		dst  any
 	}{{"binlog_snapshot_file", &cp.File}, {"binlog_snapshot_position", &cp.Pos}} {
 		var name string
-		if err := conn.QueryRowContext(ctx, "SHOW STATUS LIKE '"+v.name+"'").Scan(&name, v.dst); err != nil {
+		err := conn.QueryRowContext(ctx, "SHOW STATUS LIKE '"+v.name+"'").Scan(&name, v.dst)
+		if errors.Is(err, sql.ErrNoRows) {
+			// MySQL has no consistent snapshot that says where it stands
+			// in the binary log (it needs FLUSH TABLES WITH READ LOCK).
+			return Checkpoint{}, fmt.Errorf("ingest: snapshot: the source has no %s status (MariaDB has; MySQL's snapshot is not supported yet): start from a MariaDB source", v.name)
+		}
+		if err != nil {
 			return Checkpoint{}, fmt.Errorf("ingest: snapshot: reading %s (is the binary log on? log_bin, binlog_format=ROW): %w", v.name, err)
 		}
 	}
@@ -513,7 +658,12 @@ func (in *Ingester) snapshot(ctx context.Context, started func(Checkpoint) error
 			break
 		}
 		in.Metrics.Snapshot.Add(1)
-		work <- r
+		// The workers stop at the end of wctx (the caller's, or the first
+		// failure): a send that waited for them would wait for ever.
+		select {
+		case work <- r:
+		case <-wctx.Done():
+		}
 	}
 	close(work)
 	wg.Wait()
@@ -668,6 +818,7 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 		// (go-mysql's default is this process's local zone).
 		TimestampStringLocation: in.tz,
 		ReadTimeout:             10 * time.Second,
+		TLSConfig:               in.streamTLS,
 		Logger:                  log.NewDefault(&log.NullHandler{}),
 		// go-mysql would reconnect by itself, silently, at the last event
 		// it read, which may be inside a transaction: the ingester
@@ -687,6 +838,7 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 		return syncer.StartSync(mysql.Position{Name: at.File, Pos: at.Pos})
 	}
 	defer func() { syncer.Close() }()
+	in.logf("reading the binary log of %s:%d as replica server id %d", in.src.host, in.src.port, in.cfg.ServerID)
 	streamer, err := start(cp)
 	if err != nil {
 		return fmt.Errorf("ingest: starting the binlog stream at %s:%d: %w", cp.File, cp.Pos, err)
@@ -712,6 +864,7 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 		return nil
 	}
 	defer func() { save(true) }()
+	var tx transaction // the event group being read
 	for {
 		gctx, cancel := context.WithTimeout(ctx, in.cfg.CheckpointEvery)
 		ev, err := streamer.GetEvent(gctx)
@@ -727,6 +880,12 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 				continue
 			}
 			var me *mysql.MyError
+			if errors.As(err, &me) && (me.Code == erSlaveSameID || me.Code == mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG && strings.Contains(me.Message, "same server_uuid/server_id")) {
+				// MariaDB says 4052, MySQL 1236 with this text, to the
+				// replica whose id another replica registered with.
+				return fmt.Errorf("ingest: the source ended the binary log stream: another replica registered with this ingester's server id %d (--server-id): %w; give every ingester and replica of the source an id of its own (without --server-id one is derived from the source, database, table and state file, so only two ingesters with all four the same collide)",
+					in.cfg.ServerID, err)
+			}
 			if errors.As(err, &me) && me.Code == mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
 				// The binlog at the checkpoint is gone (purged after
 				// binlog_expire_logs_seconds, or RESET MASTER): what changed
@@ -744,36 +903,165 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 				return err
 			}
 			file = pending.File
+			tx = transaction{} // read again from its start
 			continue
+		}
+		// boundary: the event ends an event group (a transaction, or a
+		// statement of its own), and its end is a checkpoint.
+		boundary := false
+		if ev.Header.EventType == replication.XA_PREPARE_LOG_EVENT {
+			// An XA transaction's rows are sent when it is prepared: its
+			// XA COMMIT or XA ROLLBACK comes later, as an event group of its
+			// own.
+			if err := in.release(ctx, &tx); err != nil {
+				return err
+			}
+			boundary = true
 		}
 		switch e := ev.Event.(type) {
 		case *replication.RotateEvent:
 			file = string(e.NextLogName)
+			if !tx.open && e.Position >= 4 {
+				// A new binlog file, between two transactions: its start
+				// is the checkpoint, so that a source with no commits
+				// leaves none in a file it may purge (which would force a
+				// new snapshot).
+				pending = Checkpoint{File: file, Pos: uint32(e.Position)}
+				in.Metrics.position(pending.File, pending.Pos)
+				if err := save(true); err != nil {
+					return err
+				}
+			}
+		case *replication.MariadbGTIDEvent:
+			if err := in.groupStarts(&tx, file, ev.Header.LogPos); err != nil {
+				return err
+			}
+			tx.open = !e.IsStandalone() // a transaction, not DDL: XID, COMMIT or ROLLBACK ends it
+		case *replication.GTIDEvent: // MySQL: BEGIN follows for a transaction
+			if err := in.groupStarts(&tx, file, ev.Header.LogPos); err != nil {
+				return err
+			}
 		case *replication.RowsEvent:
-			if string(e.Table.Schema) != in.src.database || string(e.Table.Table) != in.cfg.Table {
+			if !in.follows(e.Table) {
 				continue
 			}
-			if err := in.applyRows(ctx, ev.Header, e, file); err != nil {
+			if err := in.hold(ctx, &tx, ev.Header, e, file); err != nil {
 				return err
 			}
 		case *replication.XIDEvent:
-			pending = Checkpoint{File: file, Pos: ev.Header.LogPos}
-			in.Metrics.position(file, ev.Header.LogPos)
-		case *replication.QueryEvent:
-			if err := in.tableChanged(e, file, ev.Header.LogPos); err != nil {
+			if err := in.release(ctx, &tx); err != nil {
 				return err
 			}
-			// A non-transactional table's statements end with COMMIT as a
-			// query event; DDL is its own transaction.
-			if q := strings.ToUpper(strings.TrimSpace(string(e.Query))); q != "BEGIN" {
-				pending = Checkpoint{File: file, Pos: ev.Header.LogPos}
-				in.Metrics.position(file, ev.Header.LogPos)
+			boundary = true
+		case *replication.QueryEvent:
+			if boundary, err = in.query(ctx, &tx, e, file, ev.Header.LogPos); err != nil {
+				return err
 			}
+		case *replication.ExecuteLoadQueryEvent:
+			if err := in.statementChange(in.loadQuery(ev), file, ev.Header.LogPos); err != nil {
+				return err
+			}
+		case *replication.TransactionPayloadEvent:
+			return fmt.Errorf("ingest: at %s:%d the source wrote a compressed transaction (binlog_transaction_compression=ON), which the ingester does not read: turn it off on the source, then start from a new snapshot (remove the state file %s)",
+				file, ev.Header.LogPos, in.cfg.StateFile)
+		}
+		if boundary {
+			tx = transaction{}
+			pending = Checkpoint{File: file, Pos: ev.Header.LogPos}
+			in.Metrics.position(file, ev.Header.LogPos)
 		}
 		if err := save(false); err != nil {
 			return err
 		}
 	}
+}
+
+// erSlaveSameID is MariaDB's ER_SLAVE_SAME_ID: another replica registered
+// with the server id of the one it is sent to.
+const erSlaveSameID = 4052
+
+// groupStarts checks, at the start of an event group, that the group
+// before it ended in a way the ingester knows (XID, COMMIT, ROLLBACK, XA
+// PREPARE): rows of the table it still holds, or sent, would otherwise be
+// kept or dropped on a guess.
+func (in *Ingester) groupStarts(tx *transaction, file string, pos uint32) error {
+	if len(tx.held) > 0 || tx.sent > 0 {
+		return fmt.Errorf("ingest: at %s:%d a transaction starts, and the one before it, with rows of %s.%s, ended in no commit or rollback the ingester knows: it cannot tell whether to apply them", file, pos, in.schemaName, in.tableName)
+	}
+	*tx = transaction{}
+	return nil
+}
+
+// query handles a query event ending at file:pos: a statement of a
+// transaction's course (transactionStatement), a change written as a
+// statement (statementChange) and one that changes the table without row
+// events (tableChanged). boundary: it ends an event group.
+func (in *Ingester) query(ctx context.Context, tx *transaction, e *replication.QueryEvent, file string, pos uint32) (boundary bool, err error) {
+	switch verb, name := transactionStatement(string(e.Query)); verb {
+	case txBegin:
+		if err := in.groupStarts(tx, file, pos); err != nil {
+			return false, err
+		}
+		tx.open = true
+		return false, nil
+	case txCommit: // after a non-transactional table's changes
+		return true, in.release(ctx, tx)
+	case txRollback:
+		if err := in.rollBack(tx, 0, file, pos); err != nil {
+			return false, err
+		}
+		return true, in.release(ctx, tx) // what stands: a non-transactional table's rows
+	case txSavepoint:
+		tx.savepoint(name)
+		return false, nil
+	case txRollbackTo:
+		return false, in.rollBackTo(tx, name, file, pos)
+	}
+	if err := in.statementChange(e, file, pos); err != nil {
+		return false, err
+	}
+	if err := in.tableChanged(e, file, pos); err != nil {
+		return false, err
+	}
+	return !tx.open, nil // DDL is an event group of its own
+}
+
+// statementChange stops the ingester at a change written as a statement
+// (the session that made it had binlog_format STATEMENT or MIXED) in the
+// followed table's database or naming it: the ingester applies rows, not
+// statements, and one in the database may change the table through a
+// trigger or a view. The checkpoint stays before it, so that a restart
+// stops there again rather than go on without it.
+func (in *Ingester) statementChange(e *replication.QueryEvent, file string, pos uint32) error {
+	q := string(e.Query)
+	if !changesRows(q) || !strings.EqualFold(string(e.Schema), in.schemaName) && !namesIdentifier(q, in.schemaName) {
+		return nil
+	}
+	if len(q) > 200 {
+		q = q[:200] + "…"
+	}
+	return fmt.Errorf("ingest: at %s:%d a change in database %s was written to the binary log as a statement (%q), not as rows (its session had binlog_format STATEMENT or MIXED): the ingester cannot apply it; set binlog_format=ROW on the source, globally and in no session, then start from a new snapshot (remove the state file %s; records of rows the statement deleted stay until you delete them)",
+		file, pos, in.schemaName, q, in.cfg.StateFile)
+}
+
+// loadQuery reads the database and the statement of an execute-load event
+// (LOAD DATA written as a statement), which go-mysql leaves undecoded:
+// after the event header come 26 bytes, the database name's length at 8
+// and the status variables' at 11, then the status variables, the
+// database name, a NUL and the statement. One it cannot read is taken for
+// a LOAD DATA in the followed table's database.
+func (in *Ingester) loadQuery(ev *replication.BinlogEvent) *replication.QueryEvent {
+	q := &replication.QueryEvent{Schema: []byte(in.schemaName), Query: []byte("LOAD DATA")}
+	if len(ev.RawData) < replication.EventHeaderSize+26 {
+		return q
+	}
+	body := ev.RawData[replication.EventHeaderSize:]
+	schema := int(body[8])
+	at := 26 + int(binary.LittleEndian.Uint16(body[11:13]))
+	if at+schema+1 > len(body) {
+		return q
+	}
+	return &replication.QueryEvent{Schema: body[at : at+schema], Query: body[at+schema+1:]}
 }
 
 // Pauses between two attempts to reconnect to the source: doubling from
@@ -884,6 +1172,9 @@ func (in *Ingester) applyRows(ctx context.Context, h *replication.EventHeader, e
 				return err
 			}
 		}
+	default: // compressed (MariaDB's log_bin_compress) or partial JSON (MySQL's binlog_row_value_options) rows
+		return fmt.Errorf("ingest: the event ending at %s:%d is a %s, which the ingester does not read: turn off log_bin_compress or binlog_row_value_options on the source, then start from a new snapshot (remove the state file %s)",
+			file, h.LogPos, h.EventType, in.cfg.StateFile)
 	}
 	return nil
 }

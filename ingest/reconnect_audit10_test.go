@@ -418,6 +418,11 @@ func TestReconnectAudit10FailingReconnectIsLogged(t *testing.T) {
 	p := startBinlogProxy(t, m.Addr, r.table)
 	ip := r.ingestThrough(p.dsn(t))
 	r.waitCatalog(ip, map[string]string{"S1": "Snap one|Acme|[]"})
+	// The stream starts after the snapshot: refusing connections before
+	// it has would fail its first start, which is not a reconnect.
+	for deadline := time.Now().Add(10 * time.Second); ip.metric("allot_ingest_source_connected") != 1 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if up := ip.metric("allot_ingest_source_connected"); up != 1 {
 		t.Errorf("allot_ingest_source_connected is %d while the stream runs, want 1", up)
 	}

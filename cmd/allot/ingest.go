@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -45,7 +46,10 @@ func runIngest(args []string, stdout, stderr io.Writer) error {
 			"the ingester, and TRUNCATE, DROP, RENAME, CREATE OR REPLACE, DROP DATABASE\n"+
 			"and an ALTER that moves partitions or tablespaces always do (README). A\n"+
 			"lost connection to the source is retried forever from the last committed\n"+
-			"transaction, each failure logged.", stderr)
+			"transaction, each failure logged. A change written as a statement (a\n"+
+			"session with binlog_format STATEMENT or MIXED) stops it; run one ingester\n"+
+			"per table, each with its own --server-id (the default differs per table\n"+
+			"and state file).", stderr)
 	var cfg ingest.Config
 	var attrs string
 	var serverID uint
@@ -59,7 +63,7 @@ func runIngest(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:7379", "allot's RESP address")
 	fs.StringVar(&cfg.Password, "password", os.Getenv("ALLOT_PASSWORD"), "allot's password (AUTH), if it has one")
 	fs.StringVar(&cfg.StateFile, "state", "", "checkpoint file (default .allot/ingest/<table>.json)")
-	fs.UintVar(&serverID, "server-id", 7379, "replica server id to register with the source (unique among its replicas)")
+	fs.UintVar(&serverID, "server-id", 0, "replica server id to register with the source, unique among its replicas (default: derived from the source's address, database, --table and --state, 2147483648 to 4294967294)")
 	fs.DurationVar(&cfg.CheckpointEvery, "checkpoint-every", 200*time.Millisecond, "how often the checkpoint is written at most")
 	fs.StringVar(&metricsAddr, "metrics", "127.0.0.1:7390", "serve GET /metrics (lag, counts, position) here; empty for none")
 	if err := parseFlags(fs, args[1:], stdout); err != nil {
@@ -68,10 +72,12 @@ func runIngest(args []string, stdout, stderr io.Writer) error {
 	if attrs != "" {
 		cfg.Attributes = strings.Split(attrs, ",")
 	}
-	if serverID == 0 || serverID > 1<<32-1 {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "server-id" })
+	if given && (serverID == 0 || serverID > 1<<32-1) {
 		return &exitError{code: 2, msg: "--server-id must be from 1 to 4294967295"}
 	}
-	cfg.ServerID = uint32(serverID)
+	cfg.ServerID = uint32(serverID) // 0: derived (ingest.DefaultServerID)
 	if cfg.StateFile == "" && cfg.Table != "" {
 		cfg.StateFile = ".allot/ingest/" + cfg.Table + ".json"
 	}
