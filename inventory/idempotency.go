@@ -109,8 +109,9 @@ func (t *keyTable) insert(key string, fingerprint uint64, reply []byte, stamp in
 
 // collect drops the oldest chunk if every entry in it is older than the
 // window; it returns whether it dropped one. Answers never depend on it.
-func (t *keyTable) collect(now, retention int64) bool {
-	if len(t.chunks) < 2 || t.chunks[0].last+retention > now {
+// The chunk being appended to stays unless all is set (see CollectKeys).
+func (t *keyTable) collect(now, retention int64, all bool) bool {
+	if len(t.chunks) == 0 || (len(t.chunks) < 2 && !all) || t.chunks[0].last+retention > now {
 		return false
 	}
 	c := t.chunks[0]
@@ -132,6 +133,29 @@ func (t *keyTable) collect(now, retention int64) bool {
 
 // len returns the number of keys remembered (some may be past the window).
 func (t *keyTable) len() int { return len(t.index) + len(t.overflow) }
+
+// KeysKept returns the idempotency keys the state holds in memory: those
+// within the retention window and those past it that Collect has not
+// dropped yet (it drops whole chunks, oldest first). What the engine
+// bounds (engine.Config.KeysMax): each costs memory until it is dropped.
+func (s *State) KeysKept() int { return s.keys.len() }
+
+// CollectKeys drops the oldest chunk of idempotency keys if every key in
+// it is past the retention window, the chunk still being appended to
+// included, which Collect leaves. The engine calls it when the keys kept
+// reach its limit (engine.Config.KeysMax) and a new key would be refused:
+// a table whose keys all sit in one chunk (a limit smaller than a chunk
+// holds, about 20,000 short keys) would otherwise never drain. Like
+// Collect, no answer depends on it.
+func (s *State) CollectKeys() { s.keys.collect(s.now, s.retention, true) }
+
+// KeyKept reports whether a request with key would be answered from it (a
+// repeat, or a mismatch) rather than bind it anew: the key is kept and
+// within the retention window at the state's time.
+func (s *State) KeyKept(key string) bool {
+	e, ok := s.keys.lookup(key)
+	return ok && e.stamp+s.retention > s.now
+}
 
 // bytes returns the bytes the chunks hold.
 func (t *keyTable) bytes() int {

@@ -154,7 +154,7 @@ func (s *State) Stats() Stats {
 // once per batch). No answer depends on when it runs.
 func (s *State) Collect() {
 	s.collectHolds(4096)
-	s.keys.collect(s.now, s.retention)
+	s.keys.collect(s.now, s.retention, false)
 }
 
 func (g *group) add(n int64) {

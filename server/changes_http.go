@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -19,6 +20,11 @@ const (
 	sseKeepalive = 15 * time.Second
 	// sseWriteTimeout bounds each write to a slow client.
 	sseWriteTimeout = 30 * time.Second
+	// sseSlotWaitFirst bounds how long a new stream behind the newest
+	// event waits for a reader slot before it is refused with 503: slots
+	// are held only while streams read, so one frees soon unless the
+	// readers are at their bound.
+	sseSlotWaitFirst = time.Second
 )
 
 type trimmedBody struct {
@@ -56,39 +62,40 @@ func (s *Server) httpChanges(w http.ResponseWriter, r *http.Request) {
 		}
 		after = max(after, v)
 	}
-	feed := s.changeFeed()
 	durable := s.engine.DurableLSN()
 	if after > durable {
 		s.badRequest(w, (&changes.FutureError{After: after, Newest: durable}).Error())
 		return
 	}
-	// The stream holds a reader slot as long as it is open (and a
-	// follower, a copy of the inventory, while it is behind the readers
-	// that follow live): refused at once when the readers are at their
-	// bound, since waiting would mean waiting for another stream to end.
-	if !s.takeChangeSlot(r.Context(), 0) {
-		w.Header().Set("Retry-After", "1")
-		writeJSON(w, http.StatusServiceUnavailable, outcomeBody{Error: "unavailable", Applied: false,
-			Detail: (&changeStreamsFullError{max: s.cfg.ChangeStreamsMax}).Error()})
-		return
-	}
-	defer s.putChangeSlot()
 	// The stream reads through a changes.Reader: the events other readers
 	// read too while it follows live, a follower of its own while it is
-	// behind them. The first read answers a trimmed cursor with 410.
-	rd := feed.NewReader()
-	defer rd.Close()
+	// behind them. It holds a reader slot only while it has events to
+	// read (sseSlot), as CHANGES does.
 	ctx, cancel := s.shutdownContext(r.Context())
 	defer cancel()
-	evs, err := rd.Read(ctx, after, sseBatchMax, 0)
-	if err != nil {
-		var te *journal.TrimmedError
-		if errors.As(err, &te) {
-			writeJSON(w, http.StatusGone, trimmedBody{Error: "trimmed", Oldest: te.Oldest})
+	sl := &sseSlot{s: s, rd: s.changeFeed().NewReader()}
+	defer sl.release()
+	var evs []changes.Event
+	if after < durable {
+		// Refused when the readers stay at their bound, before the
+		// stream's status is sent; the first read answers a trimmed
+		// cursor with 410.
+		if !sl.take(ctx, sseSlotWaitFirst) {
+			w.Header().Set("Retry-After", "1")
+			writeJSON(w, http.StatusServiceUnavailable, outcomeBody{Error: "unavailable", Applied: false,
+				Detail: (&changeStreamsFullError{max: s.cfg.ChangeStreamsMax}).Error()})
 			return
 		}
-		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "internal", Detail: "change stream: " + err.Error()})
-		return
+		var err error
+		if evs, err = sl.rd.Read(ctx, after, sseBatchMax, 0); err != nil {
+			var te *journal.TrimmedError
+			if errors.As(err, &te) {
+				writeJSON(w, http.StatusGone, trimmedBody{Error: "trimmed", Oldest: te.Oldest})
+				return
+			}
+			writeJSON(w, http.StatusInternalServerError, errorBody{Error: "internal", Detail: "change stream: " + err.Error()})
+			return
+		}
 	}
 	rc := http.NewResponseController(w)
 	h := w.Header()
@@ -106,7 +113,7 @@ func (s *Server) httpChanges(w http.ResponseWriter, r *http.Request) {
 		return rc.Flush() == nil
 	}
 	pos := after
-	for first := true; ; first = false {
+	for {
 		for i := range evs {
 			buf = append(buf, "id: "...)
 			buf = strconv.AppendUint(buf, evs[i].Seq, 10)
@@ -116,16 +123,36 @@ func (s *Server) httpChanges(w http.ResponseWriter, r *http.Request) {
 		}
 		if len(evs) > 0 {
 			pos = evs[len(evs)-1].Seq
-		} else if ctx.Err() != nil {
-			return
-		} else if !first && s.engine.DurableLSN() == pos {
-			buf = append(buf, ": keepalive\n\n"...)
+		}
+		evs = nil
+		if pos >= s.engine.DurableLSN() {
+			// Caught up: the slot (and any follower) goes back before
+			// the write to the client and the wait for what comes next.
+			sl.release()
 		}
 		if !flush() {
 			return
 		}
-		evs, err = rd.Read(ctx, pos, sseBatchMax, sseKeepalive)
-		if err != nil {
+		if !sl.held {
+			switch s.waitChanges(ctx, pos) {
+			case sseEnded:
+				return
+			case sseIdle:
+				buf = append(buf, ": keepalive\n\n"...)
+				continue
+			}
+			if !sl.take(ctx, sseKeepalive) {
+				if ctx.Err() != nil {
+					return
+				}
+				// Every slot stayed busy: say the stream is alive, try
+				// again.
+				buf = append(buf, ": keepalive\n\n"...)
+				continue
+			}
+		}
+		var err error
+		if evs, err = sl.rd.Read(ctx, pos, sseBatchMax, 0); err != nil {
 			// Mid-stream there is no status to send: an event named
 			// error carries it, and the stream ends.
 			buf = append(buf, "event: error\ndata: "...)
@@ -134,5 +161,62 @@ func (s *Server) httpChanges(w http.ResponseWriter, r *http.Request) {
 			flush()
 			return
 		}
+		if len(evs) == 0 && ctx.Err() != nil {
+			return
+		}
 	}
+}
+
+// sseSlot is an SSE stream's hold on a change-stream reader slot
+// (Config.ChangeStreamsMax) and its reader. The stream holds the slot
+// while it reads, and while it is behind the newest durable event (its
+// reader may then keep a follower, a copy of the inventory, between
+// reads); it gives both back once it caught up, before it waits for new
+// events.
+//
+// Rejected: a slot for as long as the stream is open. Idle streams
+// following live then held every slot: 16 idle curl -N streams made the
+// 17th a 503 and every CHANGES wait 10 s for -UNAVAILABLE, though a
+// stream waiting for the next event needs no follower.
+type sseSlot struct {
+	s    *Server
+	rd   *changes.Reader
+	held bool
+}
+
+func (sl *sseSlot) take(ctx context.Context, wait time.Duration) bool {
+	sl.held = sl.s.takeChangeSlot(ctx, wait)
+	return sl.held
+}
+
+// release gives the reader's follower back to the feed (whose idle
+// followers are bounded) and the slot back to the server.
+func (sl *sseSlot) release() {
+	sl.rd.Close()
+	if sl.held {
+		sl.held = false
+		sl.s.putChangeSlot()
+	}
+}
+
+// Outcomes of waitChanges.
+const (
+	sseEvents = iota // an event past the cursor is durable
+	sseIdle          // none came within sseKeepalive
+	sseEnded         // the stream is done: the client left, or the server or engine is closing
+)
+
+// waitChanges waits, holding no reader slot, up to sseKeepalive for an
+// event past seq pos to be durable.
+func (s *Server) waitChanges(ctx context.Context, pos uint64) int {
+	wctx, cancel := context.WithTimeout(ctx, sseKeepalive)
+	defer cancel()
+	if s.engine.WaitDurable(wctx, pos) > pos {
+		return sseEvents
+	}
+	if ctx.Err() != nil || wctx.Err() == nil {
+		// WaitDurable returns early only when the engine closed.
+		return sseEnded
+	}
+	return sseIdle
 }

@@ -39,10 +39,20 @@ type Config struct {
 	// arguments, so that a 65-line one gets the domain's error; at least 8).
 	ArgsMax int
 	// ConnectionsMax bounds open RESP connections; one more is answered
-	// "-ERR max number of clients reached" and closed (default 10,000).
-	// It bounds open HTTP connections too: beyond it, new ones wait to be
-	// accepted.
+	// "-ERR max number of clients reached" and closed (default 9,000). It
+	// bounds open HTTP connections too: one more is answered 503
+	// unavailable naming the limit and closed. Each connection is a file
+	// descriptor: allot serve refuses to start when the file limit
+	// (RLIMIT_NOFILE) is below one per connection of each protocol plus a
+	// reserve for the journal, snapshots and change-stream followers
+	// (FilesNeeded); the default fits a limit of 20,000.
 	ConnectionsMax int
+	// AuthTimeout bounds how long a RESP connection may stay
+	// unauthenticated when Password is set (default 10s): past it the
+	// connection gets -ERR naming the timeout and is closed, so that
+	// clients that never authenticate cannot hold the connection slots.
+	// Applied to connections served by a goroutine (RESPIOGoroutine).
+	AuthTimeout time.Duration
 	// PipelineDepthMax bounds the commands of one connection in flight in
 	// the engine at once (default 1,024). A longer pipeline is not refused:
 	// it is served in rounds of this many, so one connection cannot hold
@@ -53,14 +63,16 @@ type Config struct {
 	// RequestBytesMax plus a header).
 	ReadBufferBytesMax int
 	// ChangeStreamsMax bounds the change-stream readers served at once:
-	// open SSE streams (GET /v1/changes) and RESP CHANGES reads (past
-	// their BLOCK wait, which holds nothing). A reader behind the feed's
-	// recent events reads through a follower, a copy of the inventory
-	// rebuilt from the journal; readers that follow live share the recent
-	// events (package changes, Feed) (default 16). One more
-	// SSE stream is refused with 503 unavailable; one more CHANGES waits
-	// up to changesSlotWaitMax for a reader to finish, then gets
-	// -UNAVAILABLE.
+	// RESP CHANGES reads (past their BLOCK wait, which holds nothing) and
+	// SSE streams (GET /v1/changes) while they read events or are behind
+	// the newest one (a stream that caught up and waits for the next
+	// event holds nothing, sseSlot). A reader behind the feed's recent
+	// events reads through a follower, a copy of the inventory rebuilt
+	// from the journal; readers that follow live share the recent events
+	// (package changes, Feed) (default 16). A new SSE stream behind the
+	// newest event that finds no slot within sseSlotWaitFirst is refused
+	// with 503 unavailable; one more CHANGES waits up to
+	// changesSlotWaitMax for a reader to finish, then gets -UNAVAILABLE.
 	ChangeStreamsMax int
 
 	// RESPIO is how RESP connections are served: RESPIOLoop, one event
@@ -84,7 +96,8 @@ const (
 const (
 	requestBytesMaxDefault    = 64 << 10
 	argsMaxDefault            = 512
-	connectionsMaxDefault     = 10000
+	connectionsMaxDefault     = 9000
+	authTimeoutDefault        = 10 * time.Second
 	pipelineDepthMaxDefault   = 1024
 	readBufferBytesMaxDefault = 64 << 10
 	changeStreamsMaxDefault   = 16
@@ -134,6 +147,12 @@ func (c *Config) Validate() error {
 	if err := def(&c.ChangeStreamsMax, changeStreamsMaxDefault, "change streams max"); err != nil {
 		return err
 	}
+	if c.AuthTimeout == 0 {
+		c.AuthTimeout = authTimeoutDefault
+	}
+	if c.AuthTimeout < 0 {
+		return fmt.Errorf("server: auth timeout must be positive, got %v", c.AuthTimeout)
+	}
 	if err := c.limits().Validate(); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
@@ -176,6 +195,29 @@ func (c *Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// FilesReserve is what FilesNeeded adds to the connections: descriptors
+// for the journal's segments and snapshots (one being written while the
+// journal goes on), the change-stream followers (ChangeStreamsMax
+// readers, each with a journal segment or a snapshot open), the
+// listeners, the event loop's epoll set, a cluster node's connections,
+// pprof and standard streams.
+const FilesReserve = 256
+
+// FilesNeeded is how many file descriptors a server with this validated
+// configuration may hold at its limits: ConnectionsMax for each protocol
+// it serves, and FilesReserve. Past the process's file limit an accept
+// fails with "too many open files", and so would a snapshot or a journal
+// segment rotation, which stops the engine.
+func (c *Config) FilesNeeded() uint64 {
+	n := uint64(FilesReserve)
+	for _, addr := range []string{c.RESPAddr, c.HTTPAddr} {
+		if addr != "" {
+			n += uint64(c.ConnectionsMax)
+		}
+	}
+	return n
 }
 
 func (c *Config) limits() resp.Limits {

@@ -1,12 +1,18 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"allot/engine"
@@ -197,7 +203,9 @@ func (s *Server) serveRESP() error {
 			}
 			c = newLoopConn(s, loop, fd, s.nextID)
 		} else {
-			c = newRESPConn(s, nc, s.nextID)
+			ac := s.authDeadline(nc)
+			c = newRESPConn(s, ac.conn(), s.nextID)
+			ac.watch(c)
 		}
 		s.conns[c] = struct{}{}
 		s.connWG.Add(1)
@@ -290,39 +298,93 @@ const (
 	httpHeaderBytesMax = 16 << 10
 )
 
-// limitListener bounds the connections accepted and still open: Accept
-// waits while max are open, so further clients wait in the kernel's accept
-// queue rather than each costing a goroutine and buffers.
+// limitListener bounds the connections accepted and still open. One more
+// is accepted and answered at once with 503 naming the limit (the refused
+// class: applied false, Retry-After), then closed, as RESP answers "max
+// number of clients reached".
+//
+// Rejected: leaving it in the kernel's accept queue until a connection
+// closes (what this did first). Nothing told the client why it waited: at
+// the limit, idle keep-alive connections held every slot for up to
+// httpIdleTimeout and new clients hung with no error. Closing an idle
+// keep-alive connection to make room was the other choice: it needs the
+// server's connection states and still leaves a client at the limit with
+// no answer when every connection is busy.
 type limitListener struct {
 	net.Listener
-	slots     chan struct{}
-	closed    chan struct{}
-	closeOnce sync.Once
+	slots chan struct{}
+	// refusing bounds the refusals being written at once, each on a
+	// goroutine of its own (never the accept loop): one more is closed
+	// with no answer.
+	refusing chan struct{}
+	refusal  []byte // the whole 503 response
 }
 
+// httpRefusalsMax bounds the 503 refusals in flight at once.
+const httpRefusalsMax = 64
+
 func newLimitListener(ln net.Listener, max int) net.Listener {
-	return &limitListener{Listener: ln, slots: make(chan struct{}, max), closed: make(chan struct{})}
+	body, _ := json.Marshal(outcomeBody{Error: "unavailable", Applied: false,
+		Detail: strconv.Itoa(max) + " HTTP connections are open, the limit (connections max, allot serve --connections-max): retry later"})
+	refusal := fmt.Appendf(nil, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	return &limitListener{Listener: ln, slots: make(chan struct{}, max), refusing: make(chan struct{}, httpRefusalsMax), refusal: refusal}
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
-	select {
-	case l.slots <- struct{}{}:
-	case <-l.closed:
-		return nil, net.ErrClosed
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case l.slots <- struct{}{}:
+			return &limitConn{Conn: c, release: func() { <-l.slots }}, nil
+		default:
+		}
+		select {
+		case l.refusing <- struct{}{}:
+			go func() {
+				defer func() { <-l.refusing }()
+				l.refuse(c)
+			}()
+		default:
+			c.Close()
+		}
 	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.slots
-		return nil, err
-	}
-	return &limitConn{Conn: c, release: func() { <-l.slots }}, nil
 }
 
-// Close closes the listener and wakes an Accept waiting for a free slot.
-func (l *limitListener) Close() error {
-	l.closeOnce.Do(func() { close(l.closed) })
-	return l.Listener.Close()
+// refuse answers c with the 503 and closes it, each step bounded by
+// rejectWriteTimeout. It reads the request's head first: a client that
+// sees an answer before it sent its request takes it for a stray (Go's
+// Transport: "unsolicited response on idle HTTP channel") and reports no
+// status. After the answer it reads on until the client closes, so that
+// closing a socket with unread bytes (a body) does not reset the
+// connection before the client read the answer.
+func (l *limitListener) refuse(c net.Conn) {
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(rejectWriteTimeout))
+	var head []byte
+	buf := make([]byte, 4096)
+	for len(head) < httpHeaderBytesMax && !bytes.Contains(head, []byte("\r\n\r\n")) {
+		n, err := c.Read(buf)
+		head = append(head, buf[:n]...)
+		if err != nil {
+			break
+		}
+	}
+	c.SetDeadline(time.Now().Add(rejectWriteTimeout))
+	if _, err := c.Write(l.refusal); err != nil {
+		return
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.CloseWrite()
+	}
+	io.Copy(io.Discard, io.LimitReader(c, httpRefusalDrainBytes))
 }
+
+// httpRefusalDrainBytes bounds what refuse reads of a refused client
+// after its answer.
+const httpRefusalDrainBytes = 64 << 10
 
 type limitConn struct {
 	net.Conn
@@ -334,6 +396,98 @@ func (c *limitConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(c.release)
 	return err
+}
+
+// authConn bounds how long a RESP connection served by a goroutine
+// (RESPIOGoroutine) may stay unauthenticated when a password is set
+// (Config.AuthTimeout): until it authenticates, its reads carry that
+// deadline from accept; past it the connection is told why (-ERR) and
+// closed. Without it, clients that never authenticate could hold every
+// connection slot (ConnectionsMax) for as long as they liked.
+//
+// It reads the connection's authed flag in Read, which only the
+// connection's own goroutine calls, the one that sets the flag: no lock.
+// wake (a shutdown) sets a read deadline of its own through
+// SetReadDeadline, which the wrapper notes so as never to replace it.
+type authConn struct {
+	*net.TCPConn
+	c     *respConn
+	by    time.Time // the authentication deadline
+	armed bool      // our deadline is set on the socket
+	woken atomic.Bool
+}
+
+// errAuthTimeout ends a connection that did not authenticate in time.
+var errAuthTimeout = errors.New("server: not authenticated within the auth timeout")
+
+// authDeadline wraps nc when the server needs a password and nc is a TCP
+// connection; otherwise conn returns nc as it is.
+func (s *Server) authDeadline(nc net.Conn) authDeadlineConn {
+	tc, ok := nc.(*net.TCPConn)
+	if !ok || s.cfg.Password == "" {
+		return authDeadlineConn{nc: nc}
+	}
+	tc.SetNoDelay(true) // what newRESPConn does for a bare *net.TCPConn
+	return authDeadlineConn{nc: nc, ac: &authConn{TCPConn: tc, by: time.Now().Add(s.cfg.AuthTimeout)}}
+}
+
+// authDeadlineConn is authDeadline's result: the connection to serve, and
+// the wrapper (nil when none) to tell which respConn it serves.
+type authDeadlineConn struct {
+	nc net.Conn
+	ac *authConn
+}
+
+func (a authDeadlineConn) conn() net.Conn {
+	if a.ac != nil {
+		return a.ac
+	}
+	return a.nc
+}
+
+// watch tells the wrapper the connection it serves, before the
+// connection's goroutine starts.
+func (a authDeadlineConn) watch(c *respConn) {
+	if a.ac != nil {
+		a.ac.c = c
+	}
+}
+
+// SetReadDeadline is the connection's own deadline (wake): noted, so that
+// Read never replaces it with the authentication deadline.
+func (a *authConn) SetReadDeadline(t time.Time) error {
+	a.woken.Store(true)
+	return a.TCPConn.SetReadDeadline(t)
+}
+
+// setDeadline sets a read deadline of the wrapper's; a wake that came
+// meanwhile wins (it stores woken before it sets its deadline).
+func (a *authConn) setDeadline(t time.Time) {
+	a.TCPConn.SetReadDeadline(t)
+	if a.woken.Load() {
+		a.TCPConn.SetReadDeadline(time.Now())
+	}
+}
+
+func (a *authConn) Read(b []byte) (int, error) {
+	if a.c.authed {
+		if a.armed {
+			a.armed = false
+			a.setDeadline(time.Time{})
+		}
+		return a.TCPConn.Read(b)
+	}
+	if !a.armed {
+		a.armed = true
+		a.setDeadline(a.by)
+	}
+	n, err := a.TCPConn.Read(b)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && !a.woken.Load() && !time.Now().Before(a.by) {
+		a.TCPConn.SetWriteDeadline(time.Now().Add(rejectWriteTimeout))
+		a.TCPConn.Write([]byte("-ERR not authenticated within the auth timeout (" + a.c.s.cfg.AuthTimeout.String() + ", allot serve --auth-timeout): closing the connection\r\n"))
+		return n, errAuthTimeout
+	}
+	return n, err
 }
 
 // closingNow reports whether Shutdown has begun.

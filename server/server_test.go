@@ -391,33 +391,6 @@ func TestHTTPBodyLimitNamesTheLimit(t *testing.T) {
 	}
 }
 
-// TestHTTPConnectionsMax: with the limit reached, a new HTTP connection
-// waits; it is served once one closes, and shutdown is not held up by it.
-func TestHTTPConnectionsMax(t *testing.T) {
-	s := servertest.Start(t, servertest.Options{NoRESP: true, Config: server.Config{ConnectionsMax: 1}})
-	first, err := net.Dial("tcp", s.HTTPAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := first.Write([]byte("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 512)
-	if n, err := first.Read(buf); err != nil || !bytes.Contains(buf[:n], []byte("200 OK")) {
-		t.Fatalf("first connection: %q %v", buf[:n], err)
-	}
-	done := make(chan int, 1)
-	go func() {
-		code, _ := httpDo(t, "GET", "http://"+s.HTTPAddr()+"/healthz", "", "")
-		done <- code
-	}()
-	select {
-	case code := <-done:
-		t.Fatalf("a second connection was served (%d) while the first is open with a limit of 1", code)
-	case <-time.After(200 * time.Millisecond):
-	}
-	first.Close()
-	if code := <-done; code != 200 {
-		t.Fatalf("second connection after the first closed: %d", code)
-	}
-}
+// TestHTTPConnectionsMax moved to TestHTTPConnectionsMaxAnswers503
+// (http_conns_audit12_test.go): past the limit a new HTTP connection is
+// now answered 503 naming the limit instead of waiting unanswered.

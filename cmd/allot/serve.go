@@ -129,6 +129,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		clusterCfg      cluster.Config
 		snapshotOps     int
 		keepSnapshots   int
+		keysMax         int
 	)
 	ef.string(&dir, "data", "ALLOT_DATA", "", "data directory: journal and snapshots, created if missing (default: .allot/data of the allot checkout, else $XDG_DATA_HOME/allot/data; never the temporary folder)")
 	ef.string(&durability, "durability", "ALLOT_DURABILITY", "fsync", "fsync (survives power loss), write (survives a process crash) or none")
@@ -138,12 +139,14 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	ef.bool(&cfg.Insecure, "insecure", "ALLOT_INSECURE", "allow a non-loopback address without --requirepass")
 	ef.int(&cfg.RequestBytesMax, "request-bytes-max", "ALLOT_REQUEST_BYTES_MAX", 64<<10, "largest RESP command (whole frame) or HTTP body, in bytes")
 	ef.int(&cfg.ArgsMax, "args-max", "ALLOT_ARGS_MAX", 512, "most arguments in one RESP command, its name included (a HOLD or an ORDER of 64 lines has 259)")
-	ef.int(&cfg.ConnectionsMax, "connections-max", "ALLOT_CONNECTIONS_MAX", 10000, "most open RESP connections, and most open HTTP connections: one more RESP connection is refused with -ERR max number of clients reached, one more HTTP connection waits to be accepted")
+	ef.int(&cfg.ConnectionsMax, "connections-max", "ALLOT_CONNECTIONS_MAX", 9000, "most open RESP connections, and most open HTTP connections: one more RESP connection is refused with -ERR max number of clients reached, one more HTTP connection is answered 503 unavailable and closed; the file limit (ulimit -n) must hold this many per protocol served plus 256, or allot serve refuses to start")
 	ef.int(&cfg.PipelineDepthMax, "pipeline-depth-max", "ALLOT_PIPELINE_DEPTH_MAX", 1024, "most commands of one RESP connection in flight at once; a deeper pipeline is served in rounds of this many")
 	ef.string(&cfg.RESPIO, "resp-io", "ALLOT_RESP_IO", "", "how RESP connections are served: loop (one epoll event loop for every connection, as Redis does; what would make it wait, a client that does not read or CHANGES ... BLOCK, moves to a goroutine; Linux only) or goroutine (a goroutine per connection) (default: loop on Linux)")
 	ef.int(&cfg.ReadBufferBytesMax, "read-buffer-bytes-max", "ALLOT_READ_BUFFER_BYTES_MAX", 64<<10, "largest read buffer of one RESP connection, in bytes")
-	ef.int(&cfg.ChangeStreamsMax, "change-streams-max", "ALLOT_CHANGE_STREAMS_MAX", 16, "most change-stream readers served at once (open SSE /v1/changes streams and RESP CHANGES reads); one behind the newest events reads through a copy of the inventory; one more SSE stream gets 503, one more CHANGES waits up to 10s, then -UNAVAILABLE")
+	ef.int(&cfg.ChangeStreamsMax, "change-streams-max", "ALLOT_CHANGE_STREAMS_MAX", 16, "most change-stream readers served at once (RESP CHANGES reads, and SSE /v1/changes streams while they read or are behind the newest event: a stream waiting for the next event holds none); one behind the newest events reads through a copy of the inventory; a new SSE stream that finds none free within 1s gets 503, one more CHANGES waits up to 10s, then -UNAVAILABLE")
+	ef.duration(&cfg.AuthTimeout, "auth-timeout", "ALLOT_AUTH_TIMEOUT", 10*time.Second, "with --requirepass: how long a RESP connection may stay unauthenticated before it gets -ERR and is closed (connections served by a goroutine, --resp-io goroutine)")
 	ef.duration(&retention, "retention", "ALLOT_RETENTION", inventory.RetentionDefault*time.Millisecond, "how long finished holds and idempotency keys are remembered (by the engine's clock), so that repeats get their first answer")
+	ef.int(&keysMax, "keys-max", "ALLOT_KEYS_MAX", engine.KeysMaxDefault, "most idempotency keys kept (each about 70 bytes of heap with a short reply, plus a longer reply's bytes: the default is 1-2 GB); past it a request with a new key is refused with -UNAVAILABLE (HTTP 503, applied false) until kept keys pass --retention, while a repeat of a kept key is answered")
 	ef.duration(&shutdownTimeout, "shutdown-timeout", "ALLOT_SHUTDOWN_TIMEOUT", 30*time.Second, "how long SIGTERM waits for connections to finish before closing them")
 	ef.string(&pprofAddr, "pprof", "ALLOT_PPROF", "", "serve Go's pprof profiles on this loopback address (empty: off)")
 	ef.int(&snapshotOps, "snapshot-every-ops", "ALLOT_SNAPSHOT_EVERY_OPS", 1<<22, "journaled ops between two snapshots (recovery replays at most about this many)")
@@ -187,6 +190,23 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if err := check.Validate(); err != nil {
 		return &exitError{code: 2, msg: err.Error()}
 	}
+	limit, err := raiseFileLimit(check.FilesNeeded())
+	if err != nil {
+		return err
+	}
+	if err := checkFileLimit(&check, limit); err != nil {
+		_, fromEnv := os.LookupEnv("ALLOT_CONNECTIONS_MAX")
+		given := fromEnv
+		fs.Visit(func(f *flag.Flag) { given = given || f.Name == "connections-max" })
+		fit := fittingConnectionsMax(&check, limit)
+		if given || fit < 1 {
+			return &exitError{code: 2, msg: err.Error()}
+		}
+		// The default does not fit this machine's limit: serve fewer
+		// connections, as Redis lowers maxclients, and say so.
+		fmt.Fprintf(stderr, "allot serve: the file limit (ulimit -n) is %d: serving at most %d connections per protocol instead of the default %d (raise the limit, or set --connections-max)\n", limit, fit, check.ConnectionsMax)
+		cfg.ConnectionsMax = fit
+	}
 	if dir == "" {
 		root, err := fsinfo.DataRoot()
 		if err != nil {
@@ -209,7 +229,10 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if keepSnapshots < 1 || keepSnapshots > journal.KeepSnapshotsMax {
 		return &exitError{code: 2, msg: fmt.Sprintf("--keep-snapshots must be 1..%d, got %d", journal.KeepSnapshotsMax, keepSnapshots)}
 	}
-	engineCfg := engine.Config{Dir: dir, Durability: mode, Retention: retention, SnapshotEveryOps: int64(snapshotOps), KeepSnapshots: keepSnapshots, Logger: slog.New(slog.NewTextHandler(stderr, nil))}
+	if keysMax < 1 {
+		return &exitError{code: 2, msg: fmt.Sprintf("--keys-max must be positive, got %d", keysMax)}
+	}
+	engineCfg := engine.Config{Dir: dir, Durability: mode, Retention: retention, SnapshotEveryOps: int64(snapshotOps), KeepSnapshots: keepSnapshots, KeysMax: keysMax, Logger: slog.New(slog.NewTextHandler(stderr, nil))}
 	if pprofAddr != "" {
 		// Before the node starts, single or in a cluster: a node of a
 		// cluster is profiled the same way.
