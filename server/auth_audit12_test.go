@@ -13,12 +13,17 @@ import (
 // within AuthTimeout gets -ERR naming why and is closed, whether it sent
 // nothing or only commands refused with NOAUTH; one that authenticated in
 // time stays open past it, and so does every connection when no password
-// is set. (Connections served by a goroutine; the event loop needs its
-// own hook, see Config.AuthTimeout.)
+// is set; served by a goroutine or by the event loop.
 func TestUnauthenticatedRESPConnectionsAreClosed(t *testing.T) {
+	for _, io := range []string{server.RESPIOGoroutine, server.RESPIOLoop} {
+		t.Run(io, func(t *testing.T) { testUnauthenticatedClosed(t, io) })
+	}
+}
+
+func testUnauthenticatedClosed(t *testing.T, io string) {
 	const timeout = 300 * time.Millisecond
 	s := servertest.Start(t, servertest.Options{NoHTTP: true, Config: server.Config{
-		Password: "pw", AuthTimeout: timeout, RESPIO: server.RESPIOGoroutine}})
+		Password: "pw", AuthTimeout: timeout, RESPIO: io}})
 	silent := dialWire(t, s.RESPAddr())
 	noauth := dialWire(t, s.RESPAddr())
 	noauth.send(command("PING"))
@@ -58,7 +63,7 @@ func TestUnauthenticatedRESPConnectionsAreClosed(t *testing.T) {
 		t.Fatalf("a connection authenticated by HELLO past the auth timeout: %q", got)
 	}
 
-	open := servertest.Start(t, servertest.Options{NoHTTP: true, Config: server.Config{AuthTimeout: timeout, RESPIO: server.RESPIOGoroutine}})
+	open := servertest.Start(t, servertest.Options{NoHTTP: true, Config: server.Config{AuthTimeout: timeout, RESPIO: io}})
 	w := dialWire(t, open.RESPAddr())
 	time.Sleep(2 * timeout)
 	w.send(command("PING"))

@@ -50,8 +50,8 @@ type Config struct {
 	// AuthTimeout bounds how long a RESP connection may stay
 	// unauthenticated when Password is set (default 10s): past it the
 	// connection gets -ERR naming the timeout and is closed, so that
-	// clients that never authenticate cannot hold the connection slots.
-	// Applied to connections served by a goroutine (RESPIOGoroutine).
+	// clients that never authenticate cannot hold the connection slots,
+	// whether a goroutine or the event loop serves them.
 	AuthTimeout time.Duration
 	// PipelineDepthMax bounds the commands of one connection in flight in
 	// the engine at once (default 1,024). A longer pipeline is not refused:

@@ -6,6 +6,8 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"allot/catalog"
@@ -18,7 +20,8 @@ import (
 //
 // It works in rounds: decode every complete command in the read buffer (up
 // to PipelineDepthMax), submit each op to the engine in order, then wait for
-// them in order and write all the replies with one write. So a pipeline of
+// them in order and write the replies, with one write unless they pass
+// replyBufferBytesFlush (then one write per part). So a pipeline of
 // many commands costs the engine one queue pass, and the engine's writer
 // puts ops of many connections into one journal write and one fdatasync.
 // Waiting for each op before decoding the next (what a handler-per-command
@@ -32,6 +35,28 @@ import (
 // inMax; the decoder guarantees that an incomplete command never holds more
 // than RequestBytesMax bytes, so a full buffer always holds a complete
 // command or the start of one that fits.
+//
+// What a connection holds is bounded whatever its client sends:
+//   - a round's replies are written out each time their encoding passes
+//     replyBufferBytesFlush, not assembled whole first (a pipeline of
+//     1,024 searches of 1,000 hits once made a reply of half a GB), and a
+//     round takes no more commands once its immediate replies pass that
+//     bound, or its searches may hold roundHitsMax hits (its requests
+//     hold their results until their replies are encoded: 57 MB for
+//     1,024 of LIMIT 1000);
+//   - a write waits for a client at most writeTimeout, then the
+//     connection is closed: one that never reads holds a part of a round's
+//     replies for that long, not for ever;
+//   - between rounds it keeps at most requestsKeepMax requests, none
+//     lending buffers beyond their defaults or pointing at search hits,
+//     and at most readBufferBytesKeepMax of read buffer; a deeper round
+//     borrows requests and a read buffer from pools shared by every
+//     connection (requestPool, readBuffers), which the garbage collector
+//     empties when no round needs them. Keeping its largest round's
+//     requests and buffer, as it once did, left an idle connection
+//     holding about 1 MB after a pipeline of 1,024 captures and 28 MB
+//     after one of searches; dropping them instead of pooling them costs
+//     the deepest pipelines several allocations per command.
 type respConn struct {
 	s   *Server
 	nc  net.Conn // a goroutine's connection (Config.RESPIO "goroutine"); nil on the loop
@@ -66,7 +91,14 @@ type respConn struct {
 	out       []byte
 	immediate []byte
 	slots     []slot
-	free      []*engine.Request
+	// encoded is how many of the round's slots have their reply encoded
+	// (and written, or in c.out); more says that decode stopped at the
+	// round's bound, with commands maybe left in the buffer; hits is the
+	// most search hits the round's requests may hold (their limits).
+	encoded int
+	more    bool
+	hits    int
+	free    []*engine.Request
 	// pending are the round's decoded ops not yet submitted, and their
 	// slots: they go to the engine together (engine.SubmitBatch), before
 	// the replies are awaited or a command that is not an op runs.
@@ -80,6 +112,21 @@ type respConn struct {
 	authed bool
 	name   string
 	quit   bool // close after this round's replies
+
+	// Seldom used, kept out of the hot fields' cache lines.
+	//
+	// inLent is the pooled read buffer in use (c.in), lent while a round
+	// needs more than readBufferBytesKeepMax; inKept is the connection's
+	// own buffer meanwhile.
+	inLent *readBuffer
+	inKept []byte
+	// A goroutine's socket, to write what it takes at once without a
+	// deadline (writeRaw); nil for a connection that is not a socket.
+	raw      syscall.RawConn
+	rawWrite func(fd uintptr) bool // c.writeRawNow, bound once
+	rawBuf   []byte                // writeRawNow's bytes, written count and error
+	rawN     int
+	rawErr   error
 }
 
 // slot is one command's place in the reply order: an engine request, or a
@@ -98,6 +145,11 @@ func newRESPConn(s *Server, nc net.Conn, id int64) *respConn {
 	}
 	c := newConn(s, id)
 	c.nc, c.fd = nc, -1
+	if sc, ok := nc.(syscall.Conn); ok {
+		if raw, err := sc.SyscallConn(); err == nil {
+			c.raw, c.rawWrite = raw, c.writeRawNow
+		}
+	}
 	c.dr.init(c)
 	return c
 }
@@ -138,13 +190,99 @@ func (c *respConn) abort() {
 	c.nc.Close()
 }
 
-// write writes b whole, waiting for the socket to take it.
+// Bounds of what one connection holds (see respConn).
+const (
+	// respWriteTimeout bounds one write of replies (at most
+	// replyBufferBytesFlush and a reply) to a client that does not take
+	// them; past it the connection is closed, as the SSE stream's
+	// sseWriteTimeout does.
+	respWriteTimeout = 30 * time.Second
+	// replyBufferBytesFlush: a round's replies are written out each time
+	// their encoding passes this many bytes, and a round takes no more
+	// commands once its immediate replies do. A round of the contract's
+	// ordinary replies (1,024 of under 64 bytes) is one write.
+	replyBufferBytesFlush = 64 << 10
+	// roundHitsMax bounds the search hits of one round (the sum of its
+	// searches' limits): four searches of catalog.LimitMax, about 220 KB
+	// of results.
+	roundHitsMax = 4 * catalog.LimitMax
+	// requestsKeepMax bounds the requests a connection keeps between
+	// rounds: a pipeline of this depth allocates none at steady state.
+	requestsKeepMax = 64
+	// readBufferBytesKeepMax bounds the read buffer a connection keeps
+	// between rounds: a larger one goes back to readBuffers once empty.
+	readBufferBytesKeepMax = 16 << 10
+	// A kept request's buffers: larger ones are let go (a search's hits,
+	// up to catalog.LimitMax; a hold's allocations and lines).
+	hitsKeepMax        = catalog.LimitDefault
+	allocationsKeepMax = 8
+	linesKeepMax       = 64
+)
+
+// writeTimeout is respWriteTimeout (a variable so that a test can shorten
+// it before it starts a server).
+var writeTimeout = respWriteTimeout
+
+// write writes b whole, waiting for the socket to take it for at most
+// writeTimeout; it fails after that. On the loop's connections, writeFD
+// waits in Go's netpoller; a goroutine's waits in its net.Conn with a
+// write deadline, set only when the socket did not take b at once.
 func (c *respConn) write(b []byte) error {
 	if c.loop != nil {
 		return writeFD(c.fd, b)
 	}
-	_, err := c.nc.Write(b)
+	if c.raw == nil {
+		// Not a socket (a test's): a deadline on every write. A round's
+		// last part follows its encoding, whose time is at hand.
+		at := c.readyAt
+		if c.encoded < len(c.slots) {
+			at = time.Now()
+		}
+		c.nc.SetWriteDeadline(at.Add(writeTimeout))
+		_, err := c.nc.Write(b)
+		return err
+	}
+	n, err := c.writeRaw(b)
+	if err != nil || n == len(b) {
+		return err
+	}
+	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	_, err = c.nc.Write(b[n:])
+	c.nc.SetWriteDeadline(time.Time{}) // writeRaw fails past a deadline
 	return err
+}
+
+// writeRaw writes what a goroutine's socket takes at once, never waiting
+// for room. It does not allocate: the function it hands the socket is
+// bound once, its arguments and results are the connection's.
+func (c *respConn) writeRaw(b []byte) (int, error) {
+	c.rawBuf, c.rawN, c.rawErr = b, 0, nil
+	err := c.raw.Write(c.rawWrite)
+	n, werr := c.rawN, c.rawErr
+	c.rawBuf, c.rawErr = nil, nil
+	if err == nil {
+		err = werr
+	}
+	return n, err
+}
+
+// writeRawNow is writeRaw's function on the socket: it writes c.rawBuf
+// until the socket is full, and reports done whatever it wrote.
+func (c *respConn) writeRawNow(fd uintptr) bool {
+	for c.rawN < len(c.rawBuf) {
+		m, err := syscall.Write(int(fd), c.rawBuf[c.rawN:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			if err != syscall.EAGAIN {
+				c.rawErr = err
+			}
+			break
+		}
+		c.rawN += m
+	}
+	return true
 }
 
 func (c *respConn) serve() {
@@ -178,10 +316,11 @@ func (c *respConn) read() bool {
 }
 
 // makeRoom moves the unconsumed bytes to the front of the read buffer and
-// grows it when they fill it.
+// grows it when they fill it; an empty lent buffer goes back first.
 func (c *respConn) makeRoom() {
 	if c.start == c.end {
 		c.start, c.end = 0, 0
+		c.returnReadBuffer()
 	} else if c.start > 0 {
 		c.end = copy(c.in, c.in[c.start:c.end])
 		c.start = 0
@@ -211,23 +350,66 @@ func (c *respConn) took(n int) {
 	}
 }
 
+// grow doubles the read buffer, up to inMax. Beyond readBufferBytesKeepMax
+// it takes a buffer of inMax from readBuffers, lent until it is empty
+// again, and keeps its own meanwhile.
 func (c *respConn) grow() {
-	bigger := make([]byte, min(2*len(c.in), c.inMax))
+	size := min(2*len(c.in), c.inMax)
+	var bigger []byte
+	if size > readBufferBytesKeepMax && c.inLent == nil {
+		rb, _ := readBuffers.Get().(*readBuffer)
+		if rb == nil || len(rb.b) != c.inMax {
+			rb = &readBuffer{b: make([]byte, c.inMax)} // none, or another server's size
+		}
+		c.inLent, c.inKept, bigger = rb, c.in, rb.b
+	} else {
+		bigger = make([]byte, size)
+	}
 	copy(bigger, c.in[c.start:c.end])
 	c.end -= c.start
 	c.start = 0
 	c.in = bigger
 }
 
-// round serves the complete commands in the buffer, up to the pipeline
-// depth. It reports whether it stopped at the depth (more may be buffered).
+// returnReadBuffer gives back the lent read buffer once it is empty: an
+// idle connection keeps at most readBufferBytesKeepMax.
+func (c *respConn) returnReadBuffer() {
+	if c.inLent != nil && c.start == c.end {
+		c.putReadBuffer()
+	}
+}
+
+// putReadBuffer is returnReadBuffer's work, out of line so that the check
+// is inlined into makeRoom.
+func (c *respConn) putReadBuffer() {
+	c.start, c.end = 0, 0
+	readBuffers.Put(c.inLent)
+	c.in, c.inLent, c.inKept = c.inKept, nil, nil
+}
+
+// readBuffer is a read buffer in readBuffers (a pointer, so that the pool
+// takes it without an allocation).
+type readBuffer struct{ b []byte }
+
+// readBuffers and requestPool are what the rounds beyond a connection's
+// keep (readBufferBytesKeepMax, requestsKeepMax) borrow: shared by every
+// connection of the process, emptied by the garbage collector when no
+// round needs them. Their items hold nothing of the connection that used
+// them last (a request's Source is set again when it is taken).
+var (
+	readBuffers sync.Pool // of *readBuffer
+	requestPool sync.Pool // of *engine.Request
+)
+
+// round serves the complete commands in the buffer, up to the round's
+// bound. It reports whether it stopped at the bound (more may be buffered).
 func (c *respConn) round() (full bool) {
 	c.decode(false)
 	return c.finish()
 }
 
-// decode runs the buffer's complete commands into a new round, up to the
-// pipeline depth: ops are decoded and queued, other commands answered. On
+// decode runs the buffer's complete commands into a new round, up to its
+// bound (full): ops are decoded and queued, other commands answered. On
 // the loop (onLoop), a CHANGES command, which may wait for events, is left
 // in the buffer and changesNext set: the goroutine the connection goes to
 // next runs it.
@@ -235,8 +417,13 @@ func (c *respConn) decode(onLoop bool) {
 	c.slots = c.slots[:0]
 	c.immediate = c.immediate[:0]
 	c.traced = nil
+	c.encoded, c.more, c.hits = 0, false, 0
 	depth := c.s.cfg.PipelineDepthMax
-	for len(c.slots) < depth && !c.quit {
+	for !c.quit {
+		if len(c.slots) == depth || len(c.immediate) >= replyBufferBytesFlush || c.hits >= roundHitsMax {
+			c.more = true
+			break
+		}
 		args, n, derr := c.dec.Next(c.in[c.start:c.end])
 		var name resp.Name
 		if derr == nil && args != nil {
@@ -284,8 +471,10 @@ func (c *respConn) finish() (full bool) {
 	return c.full()
 }
 
-// full reports whether the round held as many commands as one may.
-func (c *respConn) full() bool { return len(c.slots) == c.s.cfg.PipelineDepthMax }
+// full reports whether the round stopped at its bound: as many commands
+// as one may hold, immediate replies of replyBufferBytesFlush, or searches
+// of roundHitsMax hits.
+func (c *respConn) full() bool { return c.more }
 
 // submitRound submits the round's pending ops. It reports true when the
 // flusher replies to the round itself (a direct reply, resp_direct.go).
@@ -303,18 +492,42 @@ func (c *respConn) submitRound(arm bool) (direct bool) {
 	return direct && c.submitted()
 }
 
-// reply waits for the round's engine requests in order and writes every
-// reply with one write.
+// reply waits for the round's engine requests in order and writes their
+// replies.
 func (c *respConn) reply() {
 	if !c.settle() { // a direct reply before this round's
 		c.quit = true
 		return
 	}
-	c.encodeReplies()
-	if err := c.write(c.out); err != nil {
+	c.writeReplies(nil)
+}
+
+// writeReplies encodes the round's replies from c.encoded on and writes
+// them, a part of about replyBufferBytesFlush at a time, each waiting for
+// the socket. err is the failed write of a part before: once a write
+// failed the rest are encoded (their requests waited for and taken back)
+// but not written, and the connection closes.
+func (c *respConn) writeReplies(err error) {
+	for c.encoded < len(c.slots) {
+		c.encodeReplies()
+		if err == nil {
+			err = c.write(c.out)
+		}
+	}
+	if err != nil {
 		c.quit = true
 	}
 	c.replied()
+}
+
+// discardReplies takes back the round's requests without writing their
+// replies (the write failed; the connection closes).
+func (c *respConn) discardReplies() {
+	for c.encoded < len(c.slots) {
+		c.encodeReplies()
+	}
+	c.out = c.out[:0]
+	c.encoded = 0
 }
 
 // repliesReady reports whether every reply of the round can be encoded
@@ -329,11 +542,14 @@ func (c *respConn) repliesReady() bool {
 }
 
 // encodeReplies waits for the round's engine requests in order and
-// encodes every reply into c.out.
+// encodes their replies into c.out, from slot c.encoded on, until every
+// reply of the round is encoded or c.out holds replyBufferBytesFlush.
 func (c *respConn) encodeReplies() {
 	c.out = c.out[:0]
-	for i := range c.slots {
+	i := c.encoded
+	for i < len(c.slots) && len(c.out) < replyBufferBytesFlush {
 		sl := &c.slots[i]
+		i++
 		if sl.req == nil {
 			c.out = append(c.out, c.immediate[sl.from:sl.to]...)
 			continue
@@ -342,8 +558,7 @@ func (c *respConn) encodeReplies() {
 		if sl.err != nil {
 			c.out = resp.AppendErr(c.out, sl.err.Error())
 			c.tally.add(sl.kind, resultError)
-			r.Result = inventory.Result{}
-			c.free = append(c.free, r)
+			c.recycle(r)
 			sl.req, sl.err = nil, nil
 			continue
 		}
@@ -365,23 +580,78 @@ func (c *respConn) encodeReplies() {
 		if r == c.traced {
 			c.observeEngine(r)
 		}
-		r.Result = inventory.Result{}
-		c.free = append(c.free, r)
+		c.recycle(r)
 		sl.req = nil
 	}
-	c.readyAt = time.Now()
+	c.encoded = i
+	if i == len(c.slots) {
+		c.readyAt = time.Now()
+	}
+}
+
+// recycle takes back a request whose reply is encoded (or that was never
+// submitted) for the connection's next op: its search hits are cleared
+// (they point at the catalog's strings) and buffers grown beyond the
+// defaults let go, so that a kept request holds little.
+//
+// The result's slices are the buffers' (the engine keeps what it grew in
+// r.Buffers and r.Lines), so they tell without a look at the buffers,
+// which the common ops never touch.
+func (c *respConn) recycle(r *engine.Request) {
+	if res := &r.Result; res.Hits != nil || res.Allocations != nil ||
+		cap(res.Lines) > linesKeepMax || cap(r.Op.Lines) > linesKeepMax {
+		trim(r)
+	}
+	r.Result = inventory.Result{}
+	c.free = append(c.free, r)
+}
+
+// trim is recycle's work on a request that lent buffers for its reply, or
+// grew them: out of line, so that recycle is inlined for the common ops.
+//
+//go:noinline
+func trim(r *engine.Request) {
+	res := &r.Result
+	clear(res.Hits)
+	if cap(res.Hits) > hitsKeepMax || cap(res.Allocations) > allocationsKeepMax {
+		*r.Buffers = newBuffers()
+	}
+	if cap(res.Lines) > linesKeepMax {
+		r.Lines = nil
+	}
+	if cap(r.Op.Lines) > linesKeepMax {
+		r.Op.Lines = nil
+	}
+}
+
+// newBuffers are a request's buffers lent for its replies, of the
+// defaults' sizes.
+func newBuffers() inventory.Buffers {
+	return inventory.Buffers{
+		Allocations: make([]inventory.Allocation, 0, allocationsKeepMax),
+		Hits:        make([]catalog.Result, 0, hitsKeepMax),
+	}
 }
 
 // replied times the round once its replies are written, and lets go of
-// reply buffers a large round grew (a CHANGES of 10,000 events is a few
-// MB, in c.immediate and again in c.out): kept, every connection that
-// once read one would pin that much for the rest of its life.
+// what a large round grew: reply buffers (a CHANGES of 10,000 events is a
+// few MB, in c.immediate and again in c.out), requests beyond
+// requestsKeepMax (to requestPool). Kept, every connection that once
+// served one would pin that much for the rest of its life.
 func (c *respConn) replied() {
+	c.encoded = 0
 	if cap(c.out) > replyBufferBytesKeepMax {
 		c.out = nil
 	}
 	if cap(c.immediate) > replyBufferBytesKeepMax {
 		c.immediate = nil
+	}
+	if len(c.free) > requestsKeepMax {
+		for _, r := range c.free[requestsKeepMax:] {
+			requestPool.Put(r)
+		}
+		clear(c.free[requestsKeepMax:])
+		c.free = c.free[:requestsKeepMax]
 	}
 	c.wroteAt = time.Now()
 	m := &c.s.metrics
@@ -496,17 +766,17 @@ func (c *respConn) op(name resp.Name, k inventory.Kind, args [][]byte) {
 		r = c.free[n-1]
 		c.free = c.free[:n-1]
 	} else {
-		r = engine.NewRequest()
-		r.Source = uint64(c.id)
-		// The connection's requests keep their buffers: a reply is
-		// written before its request is reused.
-		r.Buffers = &inventory.Buffers{
-			Allocations: make([]inventory.Allocation, 0, 8),
-			Hits:        make([]catalog.Result, 0, catalog.LimitDefault),
+		if r, _ = requestPool.Get().(*engine.Request); r == nil {
+			r = engine.NewRequest()
+			// The connection's requests keep their buffers: a reply is
+			// written before its request is reused.
+			b := newBuffers()
+			r.Buffers = &b
 		}
+		r.Source = uint64(c.id)
 	}
 	if detail := resp.DecodeOp(name, args, c.interner, &r.Op); detail != "" {
-		c.free = append(c.free, r)
+		c.recycle(r)
 		c.s.metrics.commandErrors.Add(1)
 		c.tally.add(k, resultOf(inventory.CodeInvalid))
 		c.err(detail)
@@ -514,6 +784,9 @@ func (c *respConn) op(name resp.Name, k inventory.Kind, args [][]byte) {
 	}
 	r.Err = nil
 	r.Checked = true // DecodeOp ran Op.Check (resp.DecodeOp)
+	if k == inventory.KindSearch {
+		c.hits += r.Op.Query.Limit // Check filled in the default
+	}
 	if c.traced == nil {
 		c.traced = r
 		c.submitAt = time.Now()

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"syscall"
 	"time"
 
 	"allot/engine"
@@ -18,13 +17,13 @@ import (
 // the per-connection path's time goes (docs/results.md, "The direct
 // reply"). A reply the socket does not take at once (a client that does
 // not read) is finished by a goroutine of its own, so the flusher never
-// waits for a client.
+// waits for a client; that goroutine waits at most writeTimeout, then
+// closes the connection.
 //
 // Nothing else is written on the connection, and its request is not
 // reused, until settle has seen the reply out.
 type directReply struct {
 	on     bool                  // false: the connection never replies directly
-	raw    syscall.RawConn       // the goroutine's socket (nil on the loop: c.fd)
 	notify func(*engine.Request) // c.replyDirect, bound once
 	done   chan struct{}         // a token once the reply is written (or failed)
 
@@ -48,16 +47,8 @@ func (d *directReply) init(c *respConn) {
 	if c.s.engine.Durability() != engine.DurabilityFsync {
 		return
 	}
-	if c.loop == nil {
-		sc, ok := c.nc.(syscall.Conn)
-		if !ok {
-			return
-		}
-		raw, err := sc.SyscallConn()
-		if err != nil {
-			return
-		}
-		d.raw = raw
+	if c.loop == nil && c.raw == nil {
+		return // not a socket: no write that never waits
 	}
 	d.on, d.notify, d.done = true, c.replyDirect, make(chan struct{}, 1)
 }
@@ -110,6 +101,12 @@ func (c *respConn) replyDirect(r *engine.Request) {
 		rest := d.out[n:]
 		go func() {
 			err := c.write(rest)
+			if err != nil {
+				// Timed out (or failed): end the connection now, so that
+				// the loop or its goroutine sees it whether or not the
+				// client sends more.
+				c.abort()
+			}
 			c.directDone(err != nil)
 		}()
 		return
@@ -126,28 +123,7 @@ func writeNow(c *respConn, b []byte) (int, error) {
 	if c.loop != nil {
 		return writeFDNow(c.fd, b)
 	}
-	n := 0
-	var werr error
-	err := c.dr.raw.Write(func(fd uintptr) bool {
-		for n < len(b) {
-			m, err := syscall.Write(int(fd), b[n:])
-			if err == syscall.EINTR {
-				continue
-			}
-			if err != nil {
-				if err != syscall.EAGAIN {
-					werr = err
-				}
-				break
-			}
-			n += m
-		}
-		return true // done, whatever was written: never wait here
-	})
-	if err == nil {
-		err = werr
-	}
-	return n, err
+	return c.writeRaw(b)
 }
 
 func (c *respConn) directDone(failed bool) {
@@ -188,8 +164,10 @@ func (c *respConn) settle() bool {
 		}
 	}
 	r.Notify = nil
-	r.Result = inventory.Result{}
 	r.Trace = engine.Trace{}
-	c.free = append(c.free, r)
+	c.recycle(r)
+	if cap(d.out) > replyBufferBytesKeepMax {
+		d.out = nil // one large reply (a search's): not kept for life
+	}
 	return !d.failed
 }

@@ -3,9 +3,11 @@ package server
 import (
 	"fmt"
 	"net"
+	"os"
 	"runtime"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -44,6 +46,13 @@ import (
 // path does, serves the rounds already buffered behind it, and gives the
 // connection back; allot_resp_loop_handoffs_total counts them.
 //
+// A goroutine that waits for a client's socket to take replies waits in
+// Go's netpoller, not in a system call (writeFD), and for at most
+// writeTimeout: a client that never reads costs a parked goroutine and
+// one part of a round's replies until then, and its connection is closed
+// after. It once waited in poll(2) with no timeout: an OS thread per such
+// client for ever, and Go's limit of 10,000 threads is a fatal error.
+//
 // Sockets: the accept goroutine takes each connection from the Go
 // listener, duplicates its descriptor and closes the Go one, so that only
 // the loop's epoll set watches it (Go's netpoller would otherwise wake a
@@ -66,8 +75,11 @@ type respLoop struct {
 	// readySpare is the ready list's other buffer: the flusher appends to
 	// one while the loop serves the other.
 	readySpare []*respConn
-	poked      bool // wake is written and not yet read
-	exited     bool // run returned: epfd and wake are closed
+	// authDue are connections whose authentication deadline passed
+	// (Config.AuthTimeout; armAuthDeadline).
+	authDue []*respConn
+	poked   bool // wake is written and not yet read
+	exited  bool // run returned: epfd and wake are closed
 }
 
 func newRESPLoop(s *Server) (*respLoop, error) {
@@ -96,7 +108,43 @@ func newLoopConn(s *Server, l *respLoop, fd int, id int64) *respConn {
 		c.loopNotify = func(*engine.Request) { l.enqueue(&l.ready, c) }
 	}
 	c.dr.init(c)
+	if s.cfg.Password != "" {
+		l.armAuthDeadline(c, s.cfg.AuthTimeout)
+	}
 	return c
+}
+
+// armAuthDeadline has the loop look at c after d: closed then unless it
+// authenticated (closeUnauthenticated).
+func (l *respLoop) armAuthDeadline(c *respConn, d time.Duration) {
+	time.AfterFunc(d, func() {
+		l.mu.Lock()
+		if !l.exited {
+			l.authDue = append(l.authDue, c)
+			l.pokeLocked()
+		}
+		l.mu.Unlock()
+	})
+}
+
+// closeUnauthenticated closes the connections of due that are still the
+// loop's and not authenticated, with -ERR saying why. One away on a
+// goroutine is looked at again shortly: only the loop reads authed.
+func (l *respLoop) closeUnauthenticated(due []*respConn) {
+	for _, c := range due {
+		if l.conns[int32(c.fd)] != c {
+			continue // closed already
+		}
+		if !c.onLoop {
+			l.armAuthDeadline(c, 100*time.Millisecond)
+			continue
+		}
+		if c.authed {
+			continue
+		}
+		syscall.Write(c.fd, []byte("-ERR not authenticated within the auth timeout ("+l.s.cfg.AuthTimeout.String()+", allot serve --auth-timeout): closing the connection\r\n"))
+		l.closeLoopConn(c)
+	}
 }
 
 // signal has the loop look at its incoming and returned connections and
@@ -212,8 +260,8 @@ func (l *respLoop) signalled() (done bool) {
 	syscall.Read(l.wake, b[:])
 	l.mu.Lock()
 	l.poked = false
-	incoming, back, ready := l.incoming, l.back, l.ready
-	l.incoming, l.back, l.ready = nil, nil, l.readySpare[:0]
+	incoming, back, ready, authDue := l.incoming, l.back, l.ready, l.authDue
+	l.incoming, l.back, l.ready, l.authDue = nil, nil, l.readySpare[:0], nil
 	l.mu.Unlock()
 	for i, c := range ready {
 		l.replyParked(c)
@@ -232,6 +280,8 @@ func (l *respLoop) signalled() (done bool) {
 			l.closeLoopConn(c)
 		}
 	}
+	// After incoming: a deadline may come before its connection did.
+	l.closeUnauthenticated(authDue)
 	if closing {
 		// Every connection on the loop is idle between rounds: close
 		// them; those on a goroutine come back, and are closed then.
@@ -281,6 +331,9 @@ func (l *respLoop) serve(c *respConn) {
 	}
 	full, next := c.roundNow()
 	l.serveRounds(c, full, next)
+	if c.onLoop {
+		c.returnReadBuffer() // idle until its client sends more
+	}
 }
 
 // serveRounds goes on from a round the loop served (full, next): it hands
@@ -326,6 +379,9 @@ func (l *respLoop) replyParked(c *respConn) {
 		return
 	}
 	l.serveRounds(c, full, next)
+	if c.onLoop {
+		c.returnReadBuffer()
+	}
 }
 
 // readNow reads what the socket has, without waiting. It reports false
@@ -388,18 +444,23 @@ func (c *respConn) then() resumeAt {
 	return resumeNone
 }
 
-// writeRound encodes the round's replies, all ready, and writes what the
-// socket takes; the rest goes from a goroutine.
+// writeRound encodes the round's replies, all ready, a part of about
+// replyBufferBytesFlush at a time, and writes each while the socket takes
+// them; what it does not take, and the parts after it, go from a
+// goroutine.
 func (c *respConn) writeRound() (full bool, next resumeAt) {
-	c.encodeReplies()
-	n, err := loopWrite(c.fd, c.out)
-	if err != nil {
-		c.quit = true
-		return false, resumeNone
-	}
-	if n < len(c.out) {
-		c.rest = c.out[n:]
-		return false, resumeWrite
+	for c.encoded < len(c.slots) {
+		c.encodeReplies()
+		n, err := loopWrite(c.fd, c.out)
+		if err != nil {
+			c.quit = true
+			c.discardReplies()
+			return false, resumeNone
+		}
+		if n < len(c.out) {
+			c.rest = c.out[n:]
+			return false, resumeWrite
+		}
 	}
 	c.replied()
 	return c.full(), c.then()
@@ -435,10 +496,7 @@ func (l *respLoop) handOff(c *respConn, next resumeAt) {
 		case resumeWrite:
 			rest := c.rest
 			c.rest = nil
-			if err := c.write(rest); err != nil {
-				c.quit = true
-			}
-			c.replied()
+			c.writeReplies(c.write(rest)) // and the round's parts after it
 			full = c.full()
 		}
 		if c.changesNext {
@@ -448,6 +506,7 @@ func (l *respLoop) handOff(c *respConn, next resumeAt) {
 		for full && !c.quit {
 			full = c.round()
 		}
+		c.returnReadBuffer()
 		l.giveBack(c)
 	}()
 }
@@ -480,8 +539,9 @@ func (c *respConn) closeFD() {
 // it.
 func shutdownFD(fd int) { syscall.Shutdown(fd, syscall.SHUT_RDWR) }
 
-// writeFD writes b whole to a non-blocking socket, waiting for room with
-// poll(2) when it is full (on a goroutine, never the loop).
+// writeFD writes b whole to a non-blocking socket (on a goroutine, never
+// the loop). When the socket is full it waits for room for at most
+// writeTimeout (writeFDWait), and fails after.
 func writeFD(fd int, b []byte) error {
 	for len(b) > 0 {
 		n, err := syscall.Write(fd, b)
@@ -489,10 +549,7 @@ func writeFD(fd int, b []byte) error {
 		case err == syscall.EINTR:
 			continue
 		case err == syscall.EAGAIN:
-			if err := pollOut(fd); err != nil {
-				return err
-			}
-			continue
+			return writeFDWait(fd, b, writeTimeout)
 		case err != nil:
 			return err
 		}
@@ -501,16 +558,34 @@ func writeFD(fd int, b []byte) error {
 	return nil
 }
 
-// pollOut waits until fd can take a write, or has failed.
-func pollOut(fd int) error {
-	p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
-	for {
-		_, err := unix.Poll(p, -1)
-		if err == unix.EINTR {
-			continue
-		}
-		return err // nil: writable, or failed (the next write says how)
+// writeFDWait writes b to a full socket, waiting for room in Go's
+// netpoller, which parks the goroutine and not its thread, until timeout.
+// It writes through a duplicate of the descriptor that the netpoller
+// watches for this write only: the loop's socket is not in it otherwise,
+// or Go would wake a thread for every request on it. A dup and two
+// epoll_ctl per wait are nothing beside a client too slow to read. The
+// duplicate is closed when the write is done; the loop's descriptor stays
+// as it was, and a shutdownFD on it ends this wait (they are one socket).
+//
+// poll(2) on the socket with no timeout, as it once waited, is a blocking
+// system call: every client that stopped reading held an OS thread for
+// ever. A bounded poll and a cap on the threads waiting still costs a
+// thread per slow client up to the cap. The loop's own epoll set (EPOLLOUT)
+// would need the loop to keep each such round's state and a timer; the
+// goroutine that holds the round already has both.
+func writeFDWait(fd int, b []byte, timeout time.Duration) error {
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("server: RESP write: dup: %w", err)
 	}
+	f := os.NewFile(uintptr(dup), "resp")
+	defer f.Close()
+	if err := f.SetWriteDeadline(time.Now().Add(timeout)); err != nil {
+		// Not in the netpoller (it takes any socket): never wait outside it.
+		return fmt.Errorf("server: RESP write: %w", err)
+	}
+	_, err = f.Write(b)
+	return err
 }
 
 // loopWrite is the loop's write of a round's replies: writeFDNow (a
