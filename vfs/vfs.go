@@ -209,7 +209,18 @@ func ReadFile(fs FS, name string) ([]byte, error) {
 // directory synced. A crash leaves the old contents or the new ones,
 // never a torn file; on an error the temporary file is removed and name
 // is as it was.
+//
+// What exists at name and is not a regular file (a device such as
+// /dev/null, a FIFO, a symbolic link) is refused, not replaced: renaming
+// over it would replace the device itself (run as root, a checkpoint
+// written to /dev/null turned it into a regular file for every program on
+// the machine).
 func WriteFileAtomic(fs FS, name string, data []byte) error {
+	if _, ok := fs.(OS); ok {
+		if st, err := os.Lstat(name); err == nil && !st.Mode().IsRegular() {
+			return fmt.Errorf("vfs: %s is not a regular file (%v): refusing to replace it", name, st.Mode().Type())
+		}
+	}
 	tmp := name + ".tmp"
 	f, err := fs.Create(tmp)
 	if err != nil {

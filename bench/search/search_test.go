@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -17,6 +18,10 @@ import (
 // refStore is an in-process store.Searcher over package catalog, with a
 // switch that breaks it in one way, to prove the check sees it.
 type refStore struct {
+	// mu serialises the sessions' searches: a Catalog is not safe for
+	// concurrent use (a brand query's merge uses its scratch), as the
+	// engine, which calls it under its own lock, knows.
+	mu     sync.Mutex
 	cat    *catalog.Catalog
 	units  map[string]int64
 	broken string
@@ -73,7 +78,9 @@ func (r refSession) Search(_ context.Context, q catalog.Query, out []catalog.Res
 	case "one-short":
 		q.Limit = max(1, q.Limit-1)
 	}
+	s.mu.Lock()
 	out, d := s.cat.Search(q, avail, out)
+	s.mu.Unlock()
 	if d != "" {
 		return nil, errors.New(d)
 	}
