@@ -348,7 +348,7 @@ func (c *Client) do(ctx context.Context, op inventory.Op, lines []inventory.Line
 		if _, redirect := PrimaryOf(err); redirect && op.Kind.Mutates() {
 			return res, err
 		}
-		if err == nil || attempt >= RetriesMax || ContextEnded(ctx) != nil || !retryable(&op, err) || errors.Is(err, ErrClosed) {
+		if err == nil || attempt >= RetriesMax || ContextEnded(ctx) != nil || !Retryable(&op, err) || errors.Is(err, ErrClosed) {
 			return res, err
 		}
 		if !WaitRetry(ctx, attempt) {
@@ -363,8 +363,11 @@ const (
 	RetryPause = 20 * time.Millisecond
 )
 
-// retryable reports whether op may be sent again after err.
-func retryable(op *inventory.Op, err error) bool {
+// Retryable reports whether op may be sent again after err: a refusal, a
+// request never sent, or an unknown outcome of an op that repeating
+// cannot apply twice (a key, a hold id, a read). Client.Do's rule, and
+// the cluster router's.
+func Retryable(op *inventory.Op, err error) bool {
 	if errors.Is(err, ErrUnavailable) {
 		return true
 	}

@@ -392,7 +392,7 @@ func (r *Router) callUntil(ctx context.Context, shard string, op inventory.Op, d
 				lost = err
 			}
 		}
-		if !retryable(&op, err) || client.ContextEnded(ctx) != nil || time.Now().After(deadline) {
+		if !client.Retryable(&op, err) || client.ContextEnded(ctx) != nil || time.Now().After(deadline) {
 			return res, fail(err)
 		}
 		select {
@@ -443,24 +443,6 @@ func primaryFailed(ctx context.Context, err error) bool {
 	}
 	var se *client.ServerError
 	return !errors.As(err, &se) // a reply that is not a refusal is no failure of the primary
-}
-
-// retryable: a refusal (a closed pool's too: nothing was sent), a connection never made, or an unknown outcome of
-// an op that is safe to repeat.
-func retryable(op *inventory.Op, err error) bool {
-	if errors.Is(err, client.ErrUnavailable) || errors.Is(err, client.ErrConnect) || errors.Is(err, client.ErrClosed) {
-		return true
-	}
-	var se *client.ServerError
-	if errors.As(err, &se) && !errors.Is(err, client.ErrOutcomeUnknown) {
-		return false // a reply of the server's that is not a refusal
-	}
-	switch op.Kind {
-	case inventory.KindHold, inventory.KindConfirm, inventory.KindCancel,
-		inventory.KindGet, inventory.KindAvailable, inventory.KindHoldGet:
-		return true
-	}
-	return op.IdempotencyKey != ""
 }
 
 // Do runs op on the shard that holds its group: a capture, release,

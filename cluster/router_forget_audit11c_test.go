@@ -151,8 +151,8 @@ func TestRouterForgetsOnlyWhatThePrimaryCaused(t *testing.T) {
 	if !errors.Is(err, client.ErrClosed) {
 		t.Fatalf("closed pool: %v", err)
 	}
-	if !retryable(&op, err) || !errors.Is(err, client.ErrUnavailable) || client.MaybeApplied(err) {
+	if !client.Retryable(&op, err) || !errors.Is(err, client.ErrUnavailable) || client.MaybeApplied(err) {
 		t.Fatalf("%v: retryable %v, unavailable %v, maybe applied %v; want a refusal, retried",
-			err, retryable(&op, err), errors.Is(err, client.ErrUnavailable), client.MaybeApplied(err))
+			err, client.Retryable(&op, err), errors.Is(err, client.ErrUnavailable), client.MaybeApplied(err))
 	}
 }

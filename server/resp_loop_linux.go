@@ -142,7 +142,7 @@ func (l *respLoop) closeUnauthenticated(due []*respConn) {
 		if c.authed {
 			continue
 		}
-		syscall.Write(c.fd, []byte("-ERR not authenticated within the auth timeout ("+l.s.cfg.AuthTimeout.String()+", allot serve --auth-timeout): closing the connection\r\n"))
+		syscall.Write(c.fd, authTimeoutReply(l.s.cfg.AuthTimeout))
 		l.closeLoopConn(c)
 	}
 }

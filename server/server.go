@@ -417,6 +417,12 @@ type authConn struct {
 	woken atomic.Bool
 }
 
+// authTimeoutReply is what a connection that did not authenticate within
+// d is told before it is closed, in either I/O mode.
+func authTimeoutReply(d time.Duration) []byte {
+	return []byte("-ERR not authenticated within the auth timeout (" + d.String() + ", allot serve --auth-timeout): closing the connection\r\n")
+}
+
 // errAuthTimeout ends a connection that did not authenticate in time.
 var errAuthTimeout = errors.New("server: not authenticated within the auth timeout")
 
@@ -484,7 +490,7 @@ func (a *authConn) Read(b []byte) (int, error) {
 	n, err := a.TCPConn.Read(b)
 	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && !a.woken.Load() && !time.Now().Before(a.by) {
 		a.TCPConn.SetWriteDeadline(time.Now().Add(rejectWriteTimeout))
-		a.TCPConn.Write([]byte("-ERR not authenticated within the auth timeout (" + a.c.s.cfg.AuthTimeout.String() + ", allot serve --auth-timeout): closing the connection\r\n"))
+		a.TCPConn.Write(authTimeoutReply(a.c.s.cfg.AuthTimeout))
 		return n, errAuthTimeout
 	}
 	return n, err

@@ -24,6 +24,10 @@ type Kind struct {
 	checkSample int
 }
 
+// CheckSample returns --check-sample: the queries whose answers are
+// compared with the reference.
+func (k *Kind) CheckSample() int { return k.checkSample }
+
 // CheckSampleDefault is how many queries every run compares.
 const CheckSampleDefault = 1000
 

@@ -13,13 +13,13 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"allot/bench"
 	"allot/bench/rw"
+	"allot/bench/search"
 	"allot/benchsvc"
 	"allot/internal/sysinfo"
 	"allot/store"
@@ -118,7 +118,7 @@ func parseServedBench(args []string) (benchsvc.Job, error) {
 	var msgs bytes.Buffer
 	j, err := parseBench(args, io.Discard, &msgs)
 	if err == nil {
-		if err := j.servedBound(args); err != nil {
+		if err := j.servedBound(); err != nil {
 			return nil, fmt.Errorf("%w: %v; run it with allot bench", benchsvc.ErrBadRequest, err)
 		}
 		return &servedJob{j: j}, nil
@@ -182,9 +182,8 @@ const (
 )
 
 // servedBound checks the job against the bounds of a run over HTTP; the
-// error names the field, the bound and the value. args are the job's
-// argument list (each "--name=value").
-func (j *benchJob) servedBound(args []string) error {
+// error names the field, the bound and the value.
+func (j *benchJob) servedBound() error {
 	for i := range j.points() {
 		if w := j.runConfig(i, "", "").Workers; w > servedWorkersMax {
 			field := "workers"
@@ -206,8 +205,8 @@ func (j *benchJob) servedBound(args []string) error {
 	if limit, why := j.servedKindOpsMax(); j.f.workload.ops > limit {
 		return fmt.Errorf("ops: a run of workload %s over HTTP makes at most %d ops per store run, this one %d (%s)", j.f.kindName, limit, j.f.workload.ops, why)
 	}
-	if j.f.kindName == "search" {
-		if n, _ := argInt(args, "check-sample"); n > servedCheckSampleMax {
+	if k, ok := j.f.kind.(*search.Kind); ok {
+		if n := k.CheckSample(); n > servedCheckSampleMax {
 			return fmt.Errorf("check-sample: a run over HTTP samples at most %d queries (each keeps its answer for the check), this one %d", servedCheckSampleMax, n)
 		}
 	}
@@ -243,17 +242,6 @@ func (j *benchJob) servedKindOpsMax() (int, string) {
 func queueStore(name string) bool {
 	reg, err := store.Lookup(name)
 	return err == nil && reg.Server == store.ServerRabbitMQ
-}
-
-// argInt returns the value of --name=N in args.
-func argInt(args []string, name string) (int, bool) {
-	for _, a := range args {
-		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
-			n, err := strconv.Atoi(v)
-			return n, err == nil
-		}
-	}
-	return 0, false
 }
 
 // opsMax returns the most reservation ops one store run of the job
