@@ -41,9 +41,11 @@ import (
 //     replyBufferBytesFlush, not assembled whole first (a pipeline of
 //     1,024 searches of 1,000 hits once made a reply of half a GB), and a
 //     round takes no more commands once its immediate replies pass that
-//     bound, or its searches may hold roundHitsMax hits (its requests
-//     hold their results until their replies are encoded: 57 MB for
-//     1,024 of LIMIT 1000);
+//     bound, or its searches may walk roundSearchStepsMax index entries,
+//     their offsets and limits (its requests hold their results until
+//     their replies are encoded: 57 MB for 1,024 of LIMIT 1000; and the
+//     engine runs a round's searches under one hold of its lock, so 1,024
+//     of OFFSET 100000 held every other client's op for seconds);
 //   - a write waits for a client at most writeTimeout, then the
 //     connection is closed: one that never reads holds a part of a round's
 //     replies for that long, not for ever;
@@ -93,11 +95,12 @@ type respConn struct {
 	slots     []slot
 	// encoded is how many of the round's slots have their reply encoded
 	// (and written, or in c.out); more says that decode stopped at the
-	// round's bound, with commands maybe left in the buffer; hits is the
-	// most search hits the round's requests may hold (their limits).
+	// round's bound, with commands maybe left in the buffer; steps is the
+	// index entries the round's searches may walk (their offsets and
+	// limits), which bounds the hits they may hold too.
 	encoded int
 	more    bool
-	hits    int
+	steps   int
 	free    []*engine.Request
 	// pending are the round's decoded ops not yet submitted, and their
 	// slots: they go to the engine together (engine.SubmitBatch), before
@@ -202,10 +205,14 @@ const (
 	// commands once its immediate replies do. A round of the contract's
 	// ordinary replies (1,024 of under 64 bytes) is one write.
 	replyBufferBytesFlush = 64 << 10
-	// roundHitsMax bounds the search hits of one round (the sum of its
-	// searches' limits): four searches of catalog.LimitMax, about 220 KB
-	// of results.
-	roundHitsMax = 4 * catalog.LimitMax
+	// roundSearchStepsMax bounds the index entries one round's searches
+	// may walk (the sum of their offsets and limits): four searches of
+	// catalog.LimitMax, about 220 KB of results. It bounds both what the
+	// round's requests hold and how long the engine's lock is held for
+	// them (engine.SubmitBatch applies a round under one hold): a round
+	// stops after the search that passes it, so at most one search of
+	// catalog.OffsetMax + catalog.LimitMax entries (a few ms) runs past it.
+	roundSearchStepsMax = 4 * catalog.LimitMax
 	// requestsKeepMax bounds the requests a connection keeps between
 	// rounds: a pipeline of this depth allocates none at steady state.
 	requestsKeepMax = 64
@@ -417,10 +424,10 @@ func (c *respConn) decode(onLoop bool) {
 	c.slots = c.slots[:0]
 	c.immediate = c.immediate[:0]
 	c.traced = nil
-	c.encoded, c.more, c.hits = 0, false, 0
+	c.encoded, c.more, c.steps = 0, false, 0
 	depth := c.s.cfg.PipelineDepthMax
 	for !c.quit {
-		if len(c.slots) == depth || len(c.immediate) >= replyBufferBytesFlush || c.hits >= roundHitsMax {
+		if len(c.slots) == depth || len(c.immediate) >= replyBufferBytesFlush || c.steps >= roundSearchStepsMax {
 			c.more = true
 			break
 		}
@@ -473,7 +480,7 @@ func (c *respConn) finish() (full bool) {
 
 // full reports whether the round stopped at its bound: as many commands
 // as one may hold, immediate replies of replyBufferBytesFlush, or searches
-// of roundHitsMax hits.
+// of roundSearchStepsMax index steps.
 func (c *respConn) full() bool { return c.more }
 
 // submitRound submits the round's pending ops. It reports true when the
@@ -785,7 +792,7 @@ func (c *respConn) op(name resp.Name, k inventory.Kind, args [][]byte) {
 	r.Err = nil
 	r.Checked = true // DecodeOp ran Op.Check (resp.DecodeOp)
 	if k == inventory.KindSearch {
-		c.hits += r.Op.Query.Limit // Check filled in the default
+		c.steps += r.Op.Query.Offset + r.Op.Query.Limit // Check filled in the default limit
 	}
 	if c.traced == nil {
 		c.traced = r
