@@ -569,6 +569,7 @@ func (e *Engine) applyLocked(r *Request) {
 			// whose every op must replay.
 			if e.state.CollectKeys(); e.state.KeysKept() >= e.cfg.KeysMax {
 				r.Result, r.Err = inventory.Result{}, e.keysFull
+				e.stats.keysRefused.Add(1)
 				return
 			}
 		}

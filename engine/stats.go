@@ -34,6 +34,10 @@ type Stats struct {
 	BatchSize    [len(BatchSizeBounds) + 1]int64
 	SyncLatency  [len(SyncLatencyBounds) + 1]int64
 	Failed       bool // a journal write or sync failed; the engine refuses requests
+	// KeysRefused counts requests refused because they brought a new
+	// idempotency key at Config.KeysMax; KeysMax is that limit.
+	KeysRefused int64
+	KeysMax     int
 
 	// The state machine's counters: holds held, expired, repeats answered
 	// from a key, mismatches, capped returns, keys remembered.
@@ -61,6 +65,7 @@ type stats struct {
 	syncs        atomic.Int64
 	syncNanos    atomic.Int64
 	snapshots    atomic.Int64
+	keysRefused  atomic.Int64
 	batchSize    [len(BatchSizeBounds) + 1]atomic.Int64
 	syncLatency  [len(SyncLatencyBounds) + 1]atomic.Int64
 	expiryLag    [len(ExpiryLagBounds) + 1]atomic.Int64
@@ -115,6 +120,8 @@ func (e *Engine) Stats() Stats {
 		Syncs:        s.syncs.Load(),
 		SyncSeconds:  float64(s.syncNanos.Load()) / 1e9,
 		Snapshots:    s.snapshots.Load(),
+		KeysRefused:  s.keysRefused.Load(),
+		KeysMax:      e.cfg.KeysMax,
 	}
 	e.mu.Lock()
 	out.Failed = e.failure != nil

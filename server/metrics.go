@@ -153,7 +153,10 @@ type metrics struct {
 	pipelineSum         atomic.Uint64
 	handoffs            [resumeCount]atomic.Uint64 // rounds the event loop handed to a goroutine, by reason
 	httpRequests        atomic.Uint64
-	httpBadRequests     atomic.Uint64
+	// httpConnectionsRejected counts connections the HTTP listener
+	// refused at the connections max (limitListener).
+	httpConnectionsRejected atomic.Uint64
+	httpBadRequests         atomic.Uint64
 
 	initOnce sync.Once
 	handler  http.Handler
@@ -250,6 +253,7 @@ var simples = []simple{
 	{desc("allot_resp_commands_other_total", "RESP commands that are not ops (PING, ECHO, HELLO, AUTH, CLIENT, COMMAND, QUIT)."), prometheus.CounterValue, func(m *metrics) float64 { return float64(m.commandsOther.Load()) }},
 	{desc("allot_resp_command_errors_total", "RESP commands refused with -ERR before reaching the engine (unknown, wrong arity, bad argument, over a limit)."), prometheus.CounterValue, func(m *metrics) float64 { return float64(m.commandErrors.Load()) }},
 	{desc("allot_resp_protocol_errors_total", "RESP connections closed for a framing error."), prometheus.CounterValue, func(m *metrics) float64 { return float64(m.protocolErrors.Load()) }},
+	{desc("allot_http_connections_rejected_total", "HTTP connections answered 503 (or closed, past the refusals in flight) because the connections max was reached."), prometheus.CounterValue, func(m *metrics) float64 { return float64(m.httpConnectionsRejected.Load()) }},
 	{desc("allot_http_requests_total", "HTTP requests served."), prometheus.CounterValue, func(m *metrics) float64 { return float64(m.httpRequests.Load()) }},
 	{desc("allot_http_bad_requests_total", "HTTP requests answered 400."), prometheus.CounterValue, func(m *metrics) float64 { return float64(m.httpBadRequests.Load()) }},
 }
@@ -275,6 +279,8 @@ var engineMetrics = []engineMetric{
 	{desc("allot_idempotency_mismatches_total", "Requests refused because their key or hold id was first used with other arguments."), prometheus.CounterValue, func(s *engine.Stats) float64 { return float64(s.State.Mismatches) }},
 	{desc("allot_returns_capped_total", "Units returned by a cancel or an expiry that would have carried a row past 2^62-1, capped there."), prometheus.CounterValue, func(s *engine.Stats) float64 { return float64(s.State.Capped) }},
 	{desc("allot_idempotency_keys", "Idempotency keys remembered."), prometheus.GaugeValue, func(s *engine.Stats) float64 { return float64(s.State.Keys) }},
+	{desc("allot_idempotency_keys_max", "The idempotency keys the engine keeps at most (allot serve --keys-max): past it a request with a new key is refused UNAVAILABLE."), prometheus.GaugeValue, func(s *engine.Stats) float64 { return float64(s.KeysMax) }},
+	{desc("allot_idempotency_keys_refused_total", "Requests refused UNAVAILABLE because they brought a new idempotency key at the keys max."), prometheus.CounterValue, func(s *engine.Stats) float64 { return float64(s.KeysRefused) }},
 	{desc("allot_idempotency_key_bytes", "Bytes holding the remembered idempotency keys and their replies."), prometheus.GaugeValue, func(s *engine.Stats) float64 { return float64(s.State.KeyBytes) }},
 	{desc("allot_engine_failed", "1 when a journal write or sync failed and the engine refuses requests."), prometheus.GaugeValue, func(s *engine.Stats) float64 {
 		if s.Failed {

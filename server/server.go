@@ -76,7 +76,7 @@ func New(cfg Config, e *engine.Engine) (*Server, error) {
 			}
 			return nil, fmt.Errorf("server: HTTP listen on %s: %w", cfg.HTTPAddr, err)
 		}
-		s.httpListener = newLimitListener(ln, cfg.ConnectionsMax)
+		s.httpListener = newLimitListener(ln, cfg.ConnectionsMax, &s.metrics.httpConnectionsRejected)
 		s.httpServer = &http.Server{
 			Handler:           s.httpHandler(),
 			ReadHeaderTimeout: httpHeaderTimeout,
@@ -318,16 +318,17 @@ type limitListener struct {
 	// with no answer.
 	refusing chan struct{}
 	refusal  []byte // the whole 503 response
+	rejected *atomic.Uint64
 }
 
 // httpRefusalsMax bounds the 503 refusals in flight at once.
 const httpRefusalsMax = 64
 
-func newLimitListener(ln net.Listener, max int) net.Listener {
+func newLimitListener(ln net.Listener, max int, rejected *atomic.Uint64) net.Listener {
 	body, _ := json.Marshal(outcomeBody{Error: "unavailable", Applied: false,
 		Detail: strconv.Itoa(max) + " HTTP connections are open, the limit (connections max, allot serve --connections-max): retry later"})
 	refusal := fmt.Appendf(nil, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
-	return &limitListener{Listener: ln, slots: make(chan struct{}, max), refusing: make(chan struct{}, httpRefusalsMax), refusal: refusal}
+	return &limitListener{Listener: ln, slots: make(chan struct{}, max), refusing: make(chan struct{}, httpRefusalsMax), refusal: refusal, rejected: rejected}
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
@@ -341,6 +342,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			return &limitConn{Conn: c, release: func() { <-l.slots }}, nil
 		default:
 		}
+		l.rejected.Add(1)
 		select {
 		case l.refusing <- struct{}{}:
 			go func() {
