@@ -30,7 +30,7 @@ func TestRelayAudit11BrokerAlarm(t *testing.T) {
 	newRelay := func() *relay.Relay {
 		r, err := relay.New(relay.Config{Addr: s.RESPAddr(), AMQPURL: url, Exchange: exchange, Queue: queue,
 			Checkpoint: checkpoint, Block: 100 * time.Millisecond, ConfirmTimeout: 2 * time.Second,
-			RetryPause: 100 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+			RetryPause: 100 * time.Millisecond, RetryPauseMax: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +96,7 @@ func TestRelayAudit11StalledPublishIsBounded(t *testing.T) {
 	var log syncBuffer
 	r, err := relay.New(relay.Config{Addr: s.RESPAddr(), AMQPURL: url, Exchange: exchange, Queue: queue,
 		Checkpoint: filepath.Join(t.TempDir(), "cp"), Block: 100 * time.Millisecond, ConfirmTimeout: time.Second,
-		RetryPause: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		RetryPause: 50 * time.Millisecond, RetryPauseMax: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

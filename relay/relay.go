@@ -2,9 +2,13 @@ package relay
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"os"
 	"strconv"
@@ -47,8 +51,17 @@ type Config struct {
 	Block time.Duration
 	// ConfirmTimeout bounds the wait for a batch's confirms (default 30s).
 	ConfirmTimeout time.Duration
-	// RetryPause is the pause before reconnecting (default 500ms).
-	RetryPause time.Duration
+	// RetryPause is the pause after a failure (broker or change stream)
+	// before the relay tries again (default 500ms); each further failure
+	// in a row doubles it, up to RetryPauseMax (default 30s, and never
+	// below RetryPause), and a success starts it over. Half of each pause
+	// is drawn at random (see backoff).
+	RetryPause    time.Duration
+	RetryPauseMax time.Duration
+	// ConnectTimeout bounds the broker's TCP connect, then its AMQP
+	// handshake, then the setup of the channel: opening it, declaring the
+	// exchange and queue, binding, confirm mode (default 10s each).
+	ConnectTimeout time.Duration
 	// StatsEvery is how often Stats are logged, when they changed
 	// (default 10s).
 	StatsEvery time.Duration
@@ -105,6 +118,18 @@ func (c *Config) Validate() error {
 	if c.RetryPause < 0 {
 		return fmt.Errorf("relay: retry pause %v is negative", c.RetryPause)
 	}
+	if c.RetryPauseMax == 0 {
+		c.RetryPauseMax = max(30*time.Second, c.RetryPause)
+	}
+	if c.RetryPauseMax < c.RetryPause {
+		return fmt.Errorf("relay: retry pause max %v is below the retry pause %v", c.RetryPauseMax, c.RetryPause)
+	}
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = 10 * time.Second
+	}
+	if c.ConnectTimeout < 0 {
+		return fmt.Errorf("relay: connect timeout %v is negative", c.ConnectTimeout)
+	}
 	if c.StatsEvery == 0 {
 		c.StatsEvery = 10 * time.Second
 	}
@@ -141,6 +166,8 @@ type Relay struct {
 	cfg   Config
 	Stats Stats
 
+	broker  string        // the broker's host:port, from Config.AMQPURL (for errors: the URL holds the password)
+	retry   backoff       // the pause after a failure
 	nodes   []node        // allot's nodes, from Config.Addr
 	cur     int           // the node read from
 	refused map[int]error // nodes that refused the read after the checkpoint for good, since the last read
@@ -151,6 +178,14 @@ type Relay struct {
 	// dial opens the broker's TCP connections (nil: amqp.DefaultDial):
 	// tests wrap it to make the network fail.
 	dial func(network, addr string) (net.Conn, error)
+	// sleep waits out a retry pause and rand draws its jitter (nil: the
+	// clock and math/rand): tests record the schedule.
+	sleep func(ctx context.Context, d time.Duration)
+	rand  func() float64
+	// broken, when set, changes the events of a round before they are
+	// published (never the checkpoint): tests make a broken relay with it
+	// to prove that their delivery check catches one.
+	broken func([]changes.Event) []changes.Event
 }
 
 // node is one allot server the relay may read from.
@@ -164,7 +199,12 @@ func New(cfg Config) (*Relay, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Relay{cfg: cfg, refused: map[int]error{}}
+	uri, err := amqp.ParseURI(cfg.AMQPURL)
+	if err != nil {
+		return nil, fmt.Errorf("relay: AMQP URL: %w", err)
+	}
+	r := &Relay{cfg: cfg, refused: map[int]error{}, broker: net.JoinHostPort(uri.Host, strconv.Itoa(uri.Port)),
+		retry: backoff{first: cfg.RetryPause, max: cfg.RetryPauseMax}}
 	for _, addr := range strings.Split(cfg.Addr, ",") {
 		addr = strings.TrimSpace(addr)
 		cl, err := client.New(client.Config{Addr: addr, Password: cfg.Password, PoolSize: 1})
@@ -207,10 +247,11 @@ func (r *Relay) readFailed(pos uint64, err error) error {
 
 // refused reports whether err is a refusal no retry at that node fixes: a
 // checkpoint older than the node keeps (-TRIMMED), one past its newest seq,
-// or a password it does not take.
+// one of another history (*HistoryError), or a password it does not take.
 func refused(err error) bool {
 	var te *client.TrimmedError
-	if errors.As(err, &te) {
+	var he *HistoryError
+	if errors.As(err, &te) || errors.As(err, &he) {
 		return true
 	}
 	if _, ok := pastNewest(err); ok {
@@ -274,24 +315,31 @@ func (r *Relay) refusedEverywhere(pos uint64) error {
 
 // Run relays until ctx is done (it then returns nil) or a failure that no
 // retry can fix: every node refusing the read (a checkpoint older than
-// allot's journal keeps, a *client.TrimmedError; one past the newest seq; a
-// wrong password), a checkpoint file that does not parse or cannot be
-// written, a gap in the change stream (ErrGap), or the broker refusing the
-// exchange or queue (see brokerRefused).
+// allot's journal keeps, a *client.TrimmedError; one past the newest seq;
+// one of another history, a *HistoryError; a wrong password), a
+// checkpoint file that does not parse or cannot be written, a gap in the
+// change stream (ErrGap), or the broker refusing the exchange or queue
+// (see brokerRefused).
 func (r *Relay) Run(ctx context.Context) error {
 	defer r.closeBroker()
 	defer r.closeNodes()
-	pos, err := ReadCheckpoint(r.cfg.Checkpoint)
+	cp, err := LoadCheckpoint(r.cfg.Checkpoint)
 	if err != nil {
 		return err
 	}
 	// Written back before anything is published: a checkpoint that cannot
 	// be written stops the relay now, not after a batch that a restart
 	// would send again.
-	if err := WriteCheckpoint(r.cfg.Checkpoint, pos); err != nil {
+	if err := cp.Save(r.cfg.Checkpoint); err != nil {
 		return err
 	}
-	r.Stats.Position.Store(pos)
+	r.Stats.Position.Store(cp.Seq)
+	// checked: the event at the checkpoint's seq was found to be the one
+	// relayed (readChecked), on the node read from, with no failure and no
+	// round since. Anything between two reads (a round, a failure, a
+	// pause) may hide a server replaced under the same address, which the
+	// client's pool would reconnect to without a word.
+	checked := false
 	connected := false
 	statsAt, statsLogged := time.Now(), r.Stats.snapshot()
 	for ctx.Err() == nil {
@@ -309,7 +357,8 @@ func (r *Relay) Run(ctx context.Context) error {
 					return fmt.Errorf("relay: the broker refused, and no retry fixes that: %w", re.err)
 				}
 				r.cfg.Logger.Warn("relay: connecting to the broker", "err", err)
-				sleep(ctx, r.cfg.RetryPause)
+				checked = false
+				r.pause(ctx)
 				continue
 			}
 			if connected {
@@ -318,27 +367,40 @@ func (r *Relay) Run(ctx context.Context) error {
 			}
 			connected = true
 		}
-		rctx, cancel := context.WithTimeout(ctx, r.cfg.Block+10*time.Second)
-		evs, err := r.nodes[r.cur].cl.Changes(rctx, pos, r.cfg.BatchMax, r.cfg.Block)
-		cancel()
+		var evs []changes.Event
+		if checked || cp.Seq == 0 {
+			evs, err = r.read(ctx, cp.Seq, r.cfg.BatchMax, r.cfg.Block)
+		} else {
+			evs, err = r.readChecked(ctx, &cp)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			if err := r.readFailed(pos, err); err != nil {
+			if errors.Is(err, ErrGap) {
+				return fmt.Errorf("%w (read from %s)", err, r.nodes[r.cur].addr)
+			}
+			if err := r.readFailed(cp.Seq, err); err != nil {
 				return err
 			}
-			sleep(ctx, r.cfg.RetryPause)
+			checked = false
+			r.pause(ctx)
 			continue
 		}
+		checked = true
 		clear(r.refused)
 		if len(evs) == 0 {
+			// allot answered, and the broker is connected: all is well.
+			r.retry.reset()
 			continue
 		}
-		if err := contiguous(pos, evs); err != nil {
+		if err := contiguous(cp.Seq, evs); err != nil {
 			return fmt.Errorf("%w (read from %s)", err, r.nodes[r.cur].addr)
 		}
-		msgs, sent, err := r.publish(ctx, evs)
+		if cp.History == "" {
+			cp.History = historyAt(&evs[0])
+		}
+		msgs, sent, err := r.publish(ctx, evs, cp.History)
 		r.sentLast = max(r.sentLast, sent)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -347,24 +409,149 @@ func (r *Relay) Run(ctx context.Context) error {
 			var ue *unroutableError
 			if errors.As(err, &ue) {
 				r.cfg.Logger.Warn("relay: an event reached no queue, and the broker would have dropped it; bind a queue to the exchange for every routing key (or give the relay one to declare: Config.Queue, allot relay --queue). The checkpoint stays before it; sending the batch again",
-					"seq", ue.seq, "sku", ue.key, "exchange", r.cfg.Exchange, "checkpoint", pos, "from", evs[0].Seq, "to", evs[len(evs)-1].Seq, "reply", ue.reply)
+					"seq", ue.seq, "sku", ue.key, "exchange", r.cfg.Exchange, "checkpoint", cp.Seq, "from", evs[0].Seq, "to", evs[len(evs)-1].Seq, "reply", ue.reply)
 			} else {
 				r.cfg.Logger.Warn("relay: batch not confirmed; reconnecting and sending it again", "from", evs[0].Seq, "to", evs[len(evs)-1].Seq, "err", err)
 			}
 			r.closeBroker()
-			sleep(ctx, r.cfg.RetryPause)
+			checked = false
+			r.pause(ctx)
 			continue
 		}
-		last := evs[len(evs)-1].Seq
-		if err := WriteCheckpoint(r.cfg.Checkpoint, last); err != nil {
+		last := &evs[len(evs)-1]
+		next := Checkpoint{Seq: last.Seq, History: cp.History, Event: fingerprint(last)}
+		if err := next.Save(r.cfg.Checkpoint); err != nil {
 			return err
 		}
-		pos = last
-		r.Stats.Position.Store(pos)
+		cp = next
+		checked = false
+		r.retry.reset()
+		r.Stats.Position.Store(cp.Seq)
 		r.Stats.Events.Add(int64(len(evs)))
 		r.Stats.Messages.Add(int64(msgs))
 	}
 	return nil
+}
+
+// read reads up to count events after seq after from the current node,
+// waiting up to block for the first.
+func (r *Relay) read(ctx context.Context, after uint64, count int, block time.Duration) ([]changes.Event, error) {
+	rctx, cancel := context.WithTimeout(ctx, block+10*time.Second)
+	defer cancel()
+	return r.nodes[r.cur].cl.Changes(rctx, after, count, block)
+}
+
+// readChecked reads the events after the checkpoint from one event
+// earlier, and checks that the node's event at the checkpoint's seq is
+// the one the relay confirmed there (cp.Event): the same seq of another
+// history (a server rebuilt or given another data dir, a node of another
+// shard) is another event, and the node is refused with a *HistoryError.
+// It returns the events after the checkpoint's, at once (no BLOCK wait:
+// the event at the checkpoint is there).
+//
+// A checkpoint of a seq alone names no history: it takes the node's,
+// named after the event at its seq. A node that no longer keeps that
+// event (its oldest is the one after) cannot be checked: the relay logs
+// it and reads on.
+func (r *Relay) readChecked(ctx context.Context, cp *Checkpoint) ([]changes.Event, error) {
+	addr := r.nodes[r.cur].addr
+	evs, err := r.read(ctx, cp.Seq-1, min(r.cfg.BatchMax+1, changes.CountMax), 0)
+	var te *client.TrimmedError
+	if errors.As(err, &te) && te.Oldest == cp.Seq+1 {
+		r.cfg.Logger.Warn("relay: allot no longer keeps the event at the checkpoint, so its history cannot be checked; reading on",
+			"addr", addr, "seq", cp.Seq, "history", cp.History)
+		return r.read(ctx, cp.Seq, r.cfg.BatchMax, r.cfg.Block)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(evs) == 0 {
+		// The node's newest seq is the one before the checkpoint's, as a
+		// read after the checkpoint would have been told.
+		return nil, &client.FutureError{After: cp.Seq, Newest: cp.Seq - 1}
+	}
+	if err := contiguous(cp.Seq-1, evs); err != nil {
+		return nil, err
+	}
+	found := fingerprint(&evs[0])
+	switch {
+	case cp.Event == "":
+		if cp.History == "" {
+			cp.History = historyAt(&evs[0])
+		}
+		cp.Event = found
+		r.cfg.Logger.Info("relay: the checkpoint names no history; taking the one of the server read", "addr", addr, "seq", cp.Seq, "history", cp.History)
+	case found != cp.Event:
+		return nil, &HistoryError{Checkpoint: r.cfg.Checkpoint, Seq: cp.Seq, History: cp.History, Relayed: cp.Event, Found: found}
+	}
+	return evs[1:], nil
+}
+
+// HistoryError is a node whose event at the checkpoint's seq is not the
+// one the relay confirmed there: its seqs are of another history than the
+// checkpoint's (a server rebuilt or given another data dir, a node of
+// another shard). Reading on would publish its events as the sequel of
+// the ones relayed, or skip them up to the checkpoint's seq. No retry at
+// that node fixes it.
+type HistoryError struct {
+	Checkpoint     string // the checkpoint file
+	Seq            uint64 // the checkpoint's seq
+	History        string // the checkpoint's history
+	Relayed, Found string // the fingerprints of the event relayed at Seq and of the node's
+}
+
+func (e *HistoryError) Error() string {
+	return fmt.Sprintf("relay: allot's event %d (fingerprint %s) is not the event %d of history %s that the relay confirmed (fingerprint %s): this server's seqs are of another history than checkpoint %s (a server rebuilt or given another data dir, or a node of another shard); relaying on would publish its events as the sequel of the others. To relay this server's history from its start, under a history of its own, move %s away",
+		e.Seq, e.Found, e.Seq, e.History, e.Relayed, e.Checkpoint, e.Checkpoint)
+}
+
+// backoff is the pause after a failure: RetryPause after the first,
+// doubling with each failure in a row up to RetryPauseMax; a success
+// starts it over. Half of each pause is fixed and half drawn at random
+// ("equal jitter"), so that relays that lost their broker together do
+// not all come back in step. A fixed pause (the relay's first) made a
+// broker down for an hour take 7,200 connection attempts a relay, in
+// step; full jitter (the whole pause drawn) was rejected: it draws pauses
+// near zero, and a broker that refuses at once would be retried in a
+// tight loop.
+type backoff struct {
+	first, max time.Duration
+	failures   int // in a row; not counted once the pause reached max
+}
+
+// next returns the pause after one more failure, drawing draw from [0, 1).
+func (b *backoff) next(draw float64) time.Duration {
+	ceiling := b.first
+	for i := 0; i < b.failures && ceiling < b.max; i++ {
+		if ceiling > b.max/2 {
+			ceiling = b.max
+			break
+		}
+		ceiling *= 2
+	}
+	ceiling = min(ceiling, b.max)
+	if ceiling < b.max {
+		b.failures++
+	}
+	half := ceiling / 2
+	// Clamped: float64 rounds a large span up.
+	return half + min(time.Duration(draw*float64(ceiling-half)), ceiling-half)
+}
+
+func (b *backoff) reset() { b.failures = 0 }
+
+// pause waits out the pause after a failure, or until ctx is done.
+func (r *Relay) pause(ctx context.Context) {
+	draw := rand.Float64
+	if r.rand != nil {
+		draw = r.rand
+	}
+	d := r.retry.next(draw())
+	if r.sleep != nil {
+		r.sleep(ctx, d)
+		return
+	}
+	sleep(ctx, d)
 }
 
 // link is one broker connection and its channel in confirm mode.
@@ -410,9 +597,12 @@ const pendingMax = 1024
 // the exchange (and queue). The connection is closed when ctx is done, so
 // that no call on it outlives the relay's context.
 func (r *Relay) connect(ctx context.Context) error {
+	timeout := r.cfg.ConnectTimeout
 	dial := r.dial
 	if dial == nil {
-		dial = amqp.DefaultDial(5 * time.Second)
+		// The TCP connect, then the handshake (a deadline on the socket,
+		// which amqp091-go clears once the connection is open).
+		dial = amqp.DefaultDial(timeout)
 	}
 	var raw net.Conn
 	conn, err := amqp.DialConfig(r.cfg.AMQPURL, amqp.Config{Dial: func(network, addr string) (net.Conn, error) {
@@ -421,27 +611,12 @@ func (r *Relay) connect(ctx context.Context) error {
 		return c, err
 	}})
 	if err != nil {
-		return fmt.Errorf("connect: %w", err)
+		return fmt.Errorf("broker %s: TCP connect and AMQP handshake (each bounded by %v): %w", r.broker, timeout, err)
 	}
 	l := &link{raw: raw, conn: conn}
 	l.unwatch = context.AfterFunc(ctx, l.close)
 	go r.logBlocked(conn.NotifyBlocked(make(chan amqp.Blocking, 2)))
-	ch, err := conn.Channel()
-	if err == nil {
-		if err = ch.ExchangeDeclare(r.cfg.Exchange, "topic", true, false, false, false, nil); err != nil {
-			err = fmt.Errorf("declare the durable topic exchange %q: %w", r.cfg.Exchange, err)
-		}
-	}
-	if err == nil && r.cfg.Queue != "" {
-		if _, err = ch.QueueDeclare(r.cfg.Queue, true, false, false, false, nil); err != nil {
-			err = fmt.Errorf("declare the durable queue %q: %w", r.cfg.Queue, err)
-		} else if err = ch.QueueBind(r.cfg.Queue, "#", r.cfg.Exchange, false, nil); err != nil {
-			err = fmt.Errorf("bind the queue %q to %q: %w", r.cfg.Queue, r.cfg.Exchange, err)
-		}
-	}
-	if err == nil {
-		err = ch.Confirm(false)
-	}
+	ch, err := r.setUp(l, timeout)
 	if err != nil {
 		l.unwatch()
 		l.close()
@@ -455,6 +630,51 @@ func (r *Relay) connect(ctx context.Context) error {
 	l.returns = ch.NotifyReturn(make(chan amqp.Return, pendingMax))
 	r.link = l
 	return nil
+}
+
+// setUp opens l's channel, declares the exchange (and the queue, bound to
+// it) and puts the channel in confirm mode, all within timeout. amqp091-go
+// v1.10.0 bounds none of these calls (they take no context), and the
+// connection's read deadline does not end them either: a broker that
+// sends heartbeats moves it on. A broker that took the connection and
+// never answered a declaration held the relay there for ever, before its
+// first event. At the deadline the socket is closed, which fails the call
+// under way; the error names the broker and the step.
+func (r *Relay) setUp(l *link, timeout time.Duration) (*amqp.Channel, error) {
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(timeout, func() {
+		timedOut.Store(true)
+		l.raw.Close()
+	})
+	step := "opening a channel"
+	ch, err := l.conn.Channel()
+	if err == nil {
+		step = fmt.Sprintf("declaring the durable topic exchange %q", r.cfg.Exchange)
+		err = ch.ExchangeDeclare(r.cfg.Exchange, "topic", true, false, false, false, nil)
+	}
+	if err == nil && r.cfg.Queue != "" {
+		step = fmt.Sprintf("declaring the durable queue %q", r.cfg.Queue)
+		if _, err = ch.QueueDeclare(r.cfg.Queue, true, false, false, false, nil); err == nil {
+			step = fmt.Sprintf("binding the queue %q to the exchange %q", r.cfg.Queue, r.cfg.Exchange)
+			err = ch.QueueBind(r.cfg.Queue, "#", r.cfg.Exchange, false, nil)
+		}
+	}
+	if err == nil {
+		step = "putting the channel in confirm mode"
+		err = ch.Confirm(false)
+	}
+	// A timer that fired (or is firing) has closed the socket, whatever
+	// the calls returned.
+	if !timer.Stop() || timedOut.Load() {
+		if err == nil {
+			err = errors.New("the connection was closed at the deadline")
+		}
+		return nil, fmt.Errorf("broker %s: no answer within %v while %s: %w", r.broker, timeout, step, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("broker %s: %s: %w", r.broker, step, err)
+	}
+	return ch, nil
 }
 
 // logBlocked logs the broker's connection.blocked and .unblocked until
@@ -526,9 +746,11 @@ func (r *Relay) closeBroker() {
 // the confirms. It returns the number of messages sent and the seq of the
 // last event handed (in part, at least) to the broker.
 //
-// A message of an event up to r.sentLast is sent again: it carries the
-// header resent and counts in Stats.Resent once it is handed over.
-func (r *Relay) publish(ctx context.Context, evs []changes.Event) (msgs int, sent uint64, err error) {
+// Every message carries the history its seq belongs to (header
+// allot-history). A message of an event up to r.sentLast is sent again: it
+// carries the header resent and counts in Stats.Resent once it is handed
+// over.
+func (r *Relay) publish(ctx context.Context, evs []changes.Event, history string) (msgs int, sent uint64, err error) {
 	l := r.link
 	cctx, cancel := context.WithTimeout(ctx, r.cfg.ConfirmTimeout)
 	defer cancel()
@@ -537,6 +759,9 @@ func (r *Relay) publish(ctx context.Context, evs []changes.Event) (msgs int, sen
 	// cancel: a round that ends in time keeps its connection.)
 	stop := context.AfterFunc(cctx, l.close)
 	defer stop()
+	if r.broken != nil {
+		evs = r.broken(evs)
+	}
 	pending := make([]pendingMessage, 0, min(len(evs), pendingMax))
 	var body []byte
 	var keys []string
@@ -553,7 +778,7 @@ func (r *Relay) publish(ctx context.Context, evs []changes.Event) (msgs int, sen
 				msgs += len(pending)
 				pending = pending[:0]
 			}
-			headers := amqp.Table{"seq": int64(ev.Seq)}
+			headers := amqp.Table{"seq": int64(ev.Seq), "allot-history": history}
 			if resent {
 				headers["resent"] = true
 			}
@@ -701,34 +926,148 @@ func RoutingKeys(ev *changes.Event, dst []string) []string {
 	return dst
 }
 
-// ReadCheckpoint returns the seq in the checkpoint file, 0 when the file
-// does not exist.
-func ReadCheckpoint(name string) (uint64, error) {
-	b, err := os.ReadFile(name)
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("relay: read checkpoint: %w", err)
-	}
-	seq, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 63)
-	if err != nil {
-		if len(b) > 40 {
-			b = append(b[:40:40], "..."...)
-		}
-		return 0, fmt.Errorf("relay: checkpoint %s does not hold a seq: %q", name, b)
-	}
-	return seq, nil
+// Checkpoint is the relay's position in allot's change stream: the seq of
+// the last event the broker confirmed, the history that seq belongs to,
+// and the fingerprint of that event.
+//
+// A seq alone does not say whose it is: a server rebuilt (a new data dir)
+// numbers its events from 1 again, and a checkpoint of the old one would
+// skip the new one's events up to its seq, then publish the rest as the
+// sequel of the old ones. allot's change stream names no history
+// (DESIGN.md, "Change stream"), so the relay tells histories apart by
+// their events: the event at the checkpoint's seq must be the one it
+// confirmed there (the same fingerprint: seq, time, op, hold, key, SKU and
+// rows; the time is the engine's clock in milliseconds, journaled with the
+// op, so the event is the same on every node of a shard and every replay,
+// and another on a server rebuilt). The relay checks it before it reads on
+// after any failure or round (Relay.readChecked).
+//
+// History names the history after the first event the relay published
+// under this checkpoint, "<seq>-<fingerprint>" (usually seq 1): two relays
+// started from seq 1 of one server name it alike, and a server rebuilt
+// gets another name. It is empty, as Event is, in a checkpoint of a seq
+// alone (an earlier relay's, or one set by hand), which takes the history
+// of the server it is resumed on.
+type Checkpoint struct {
+	Seq     uint64
+	History string
+	Event   string
 }
 
-// WriteCheckpoint replaces the checkpoint file with seq, durably: a
-// temporary file, fsync, rename, fsync of the directory. A crash leaves
-// the old value or the new one, never a torn file.
-func WriteCheckpoint(name string, seq uint64) error {
-	if err := vfs.WriteFileAtomic(vfs.OS{}, name, []byte(strconv.FormatUint(seq, 10)+"\n")); err != nil {
+// LoadCheckpoint reads the checkpoint file: the zero Checkpoint when the
+// file does not exist. The file holds the seq, then "history=<history>
+// event=<fingerprint>" (a file of the seq alone is read too).
+func LoadCheckpoint(name string) (Checkpoint, error) {
+	b, err := os.ReadFile(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return Checkpoint{}, nil
+	}
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("relay: read checkpoint: %w", err)
+	}
+	var cp Checkpoint
+	fields := strings.Fields(string(b))
+	ok := len(fields) == 1 || len(fields) == 3
+	if ok {
+		cp.Seq, err = strconv.ParseUint(fields[0], 10, 63)
+		ok = err == nil
+	}
+	if ok && len(fields) == 3 {
+		var okHistory, okEvent bool
+		cp.History, okHistory = strings.CutPrefix(fields[1], "history=")
+		cp.Event, okEvent = strings.CutPrefix(fields[2], "event=")
+		ok = okHistory && okEvent && validHistory(cp.History) && validFingerprint(cp.Event)
+	}
+	if !ok {
+		if len(b) > 80 {
+			b = append(b[:80:80], "..."...)
+		}
+		return Checkpoint{}, fmt.Errorf("relay: checkpoint %s does not hold a seq (and its history=… event=…): %q", name, b)
+	}
+	return cp, nil
+}
+
+// Save replaces the checkpoint file, durably: a temporary file, fsync,
+// rename, fsync of the directory. A crash leaves the old checkpoint or the
+// new one, never a torn file.
+func (c Checkpoint) Save(name string) error {
+	text := strconv.FormatUint(c.Seq, 10)
+	if c.History != "" {
+		text += " history=" + c.History + " event=" + c.Event
+	}
+	if err := vfs.WriteFileAtomic(vfs.OS{}, name, []byte(text+"\n")); err != nil {
 		return fmt.Errorf("relay: checkpoint %s: %w", name, err)
 	}
 	return nil
+}
+
+// ReadCheckpoint returns the seq in the checkpoint file, 0 when the file
+// does not exist.
+func ReadCheckpoint(name string) (uint64, error) {
+	cp, err := LoadCheckpoint(name)
+	return cp.Seq, err
+}
+
+// WriteCheckpoint replaces the checkpoint file with a checkpoint of seq
+// alone, durably: a relay resumed from it takes the history of the server
+// it reads (see Checkpoint).
+func WriteCheckpoint(name string, seq uint64) error {
+	return Checkpoint{Seq: seq}.Save(name)
+}
+
+// fingerprint returns 16 hex digits of the SHA-256 of ev's fields, each
+// length-prefixed. Not of its JSON: a field a later server adds to the
+// JSON must not make the same event another.
+func fingerprint(ev *changes.Event) string {
+	b := make([]byte, 0, 128)
+	field := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	b = binary.AppendUvarint(b, ev.Seq)
+	b = binary.AppendVarint(b, ev.TimeMS)
+	field(ev.Op)
+	field(ev.Hold)
+	field(ev.Key)
+	field(ev.SKU)
+	b = binary.AppendUvarint(b, uint64(len(ev.Rows)))
+	for i := range ev.Rows {
+		row := &ev.Rows[i]
+		field(row.SKU)
+		field(row.Warehouse)
+		field(row.Condition)
+		field(row.Source)
+		b = binary.AppendVarint(b, row.Delta)
+		b = binary.AppendVarint(b, row.CountAfter)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:fingerprintBytes])
+}
+
+// fingerprintBytes is a fingerprint's length: two events of different
+// histories at one seq share one with probability 2^-64.
+const fingerprintBytes = 8
+
+// historyAt names a history after its event ev (see Checkpoint).
+func historyAt(ev *changes.Event) string {
+	return strconv.FormatUint(ev.Seq, 10) + "-" + fingerprint(ev)
+}
+
+func validFingerprint(s string) bool {
+	if len(s) != 2*fingerprintBytes {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil
+}
+
+func validHistory(s string) bool {
+	seq, fp, ok := strings.Cut(s, "-")
+	if !ok || !validFingerprint(fp) {
+		return false
+	}
+	_, err := strconv.ParseUint(seq, 10, 63)
+	return err == nil
 }
 
 func sleep(ctx context.Context, d time.Duration) {

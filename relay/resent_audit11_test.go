@@ -28,7 +28,7 @@ func TestRelayAudit11ResentMarkedAndCounted(t *testing.T) {
 	var log syncBuffer
 	r, err := relay.New(relay.Config{Addr: s.RESPAddr(), AMQPURL: url, Exchange: exchange, Queue: queue,
 		Checkpoint: filepath.Join(t.TempDir(), "cp"), Block: 100 * time.Millisecond, ConfirmTimeout: 500 * time.Millisecond,
-		RetryPause: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		RetryPause: 50 * time.Millisecond, RetryPauseMax: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

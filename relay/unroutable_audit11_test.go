@@ -29,7 +29,7 @@ func TestRelayAudit11UnroutableHoldsCheckpoint(t *testing.T) {
 		var log syncBuffer
 		r, err := relay.New(relay.Config{Addr: s.RESPAddr(), AMQPURL: url, Exchange: exchange,
 			Checkpoint: filepath.Join(t.TempDir(), "cp"), Block: 100 * time.Millisecond, ConfirmTimeout: 2 * time.Second,
-			RetryPause: 100 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+			RetryPause: 100 * time.Millisecond, RetryPauseMax: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +71,7 @@ func TestRelayAudit11UnroutableHoldsCheckpoint(t *testing.T) {
 		var log syncBuffer
 		r, err := relay.New(relay.Config{Addr: s.RESPAddr(), AMQPURL: url, Exchange: exchange, Queue: queue,
 			Checkpoint: filepath.Join(t.TempDir(), "cp"), Block: 100 * time.Millisecond, ConfirmTimeout: 2 * time.Second,
-			RetryPause: 100 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+			RetryPause: 100 * time.Millisecond, RetryPauseMax: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 		if err != nil {
 			t.Fatal(err)
 		}

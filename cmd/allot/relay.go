@@ -32,6 +32,13 @@ drops a message whose seq it already handled for that SKU, remembering
 the seqs of the last --batch: not every seq below the last one, since a
 resent message may arrive after a later one of its SKU.
 
+Every message also names the server history its seq belongs to (header
+"allot-history", kept in the checkpoint too): a consumer keeps what it
+handled per history, since a rebuilt server numbers its events from 1
+again. The relay refuses a server whose event at the checkpoint's seq is
+not the one it relayed (another history); move the checkpoint away to
+relay that server from its start.
+
 Messages are published mandatory: one that reaches no queue comes back,
 and the relay keeps its checkpoint before it, logs its seq and SKU, and
 sends the batch again until a queue is bound to the exchange (--queue
@@ -47,9 +54,12 @@ with the same seqs, and the relay moves to the next node when a read fails
   allot relay --addr 10.0.0.1:7379,10.0.0.2:7379,10.0.0.3:7379
 
 It retries what may pass (a node or the broker down, a nack, a lost
-connection, a broker resource alarm, an event no queue takes) and stops
-with an error, exit 1, on what no retry fixes: every node refuses the read
-(a checkpoint older than allot keeps, or past its newest seq as another
+connection, a broker resource alarm, an event no queue takes, a broker
+that does not answer the handshake or a declaration within 10 s), after a
+pause that doubles from 0.5 s to 30 s with each failure in a row (half of
+it random) and starts over after a success. It stops with an error, exit
+1, on what no retry fixes: every node refuses the read (a checkpoint older
+than allot keeps, past its newest seq, or of another history, as another
 server's checkpoint would be; a wrong --password), a checkpoint file that
 cannot be read or written, a gap in the change stream (naming the seq
 expected and the one received), or the broker refusing the exchange or
@@ -65,7 +75,7 @@ func runRelay(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.AMQPURL, "amqp", envOr("ALLOT_RELAY_AMQP", "amqp://guest:guest@127.0.0.1:14672/"), "RabbitMQ URL (ALLOT_RELAY_AMQP); the default is the node of 'allot services up rabbitmq'")
 	fs.StringVar(&cfg.Exchange, "exchange", "allot.changes", "topic exchange to publish to (declared durable)")
 	fs.StringVar(&cfg.Queue, "queue", "", "also declare this durable queue (again on every reconnect), bound to every routing key; without it (or another queue bound for every routing key), events come back unroutable and the relay retries them without moving its checkpoint")
-	fs.StringVar(&cfg.Checkpoint, "checkpoint", "relay.checkpoint", "file holding the seq of the last confirmed event")
+	fs.StringVar(&cfg.Checkpoint, "checkpoint", "relay.checkpoint", "file holding the seq of the last confirmed event, its history and fingerprint")
 	fs.IntVar(&cfg.BatchMax, "batch", 500, "events per read and confirm round (1..10000)")
 	fs.DurationVar(&cfg.Block, "block", time.Second, "how long one read waits for new events (1ms..60s)")
 	fs.DurationVar(&cfg.ConfirmTimeout, "confirm-timeout", 30*time.Second, "how long to wait for a batch's confirms before sending it again (> 0)")
