@@ -55,8 +55,12 @@
 // made) hashes each group to a shard, a node refuses a shard the map
 // does not name, and a node refuses, as invalid, every op that names a
 // group of another shard (ShardMap.opCheck, run by the engine on each op
-// submitted: engine.Config.CheckOp). Router (router.go) is the client
-// side: it routes each op by group to its shard's primary (the lease
-// names it) and runs a hold or an order whose lines span shards as
-// two-phase holds with the decision recorded first (orders.go).
+// submitted: engine.Config.CheckOp). The catalog lives on the map's first
+// shard (ShardMap.CatalogShard), and a node of another shard refuses its
+// ops the same way. Router (router.go) is the client side: it routes each
+// op by group to its shard's primary (the lease names it) and runs a hold
+// or an order whose lines span shards as two-phase holds with the
+// decision recorded first (orders.go); Recover, called or run in the
+// background (RouterConfig.RecoverEvery), finishes what a coordinator
+// that died left.
 package cluster

@@ -139,7 +139,7 @@ func TestOpCheckRefusesOtherShardsGroups(t *testing.T) {
 			t.Errorf("%s naming s2's group on s1: %q; want %q", op.Kind, got, want)
 		}
 	}
-	for _, op := range append(ops(mine), inventory.Confirm("h"), inventory.Cancel("h"), inventory.HoldGet("h"), inventory.CatalogGet("x")) {
+	for _, op := range append(ops(mine), inventory.Confirm("h"), inventory.Cancel("h"), inventory.HoldGet("h")) {
 		if got := check(&op); got != "" {
 			t.Errorf("%s of this shard's: %q; want it let through", op.Kind, got)
 		}

@@ -76,6 +76,16 @@ type RouterConfig struct {
 	// already fixed the outcome, and waiting as long as the holds live
 	// left it to be confirmed at their deadline, a part EXPIRED.
 	RecoverAfter time.Duration
+	// RecoverEvery, when above zero, runs Recover in the background that
+	// often (at least recoverEveryMin), from NewRouter until Close, and
+	// logs what each pass finished and its errors. Without it, a record a
+	// crashed coordinator left waits for a repeat, a Confirm or `allot
+	// shards recover`: a decided order stays confirmed on some shards and
+	// held on the others, and one left past its holds' deadline ends
+	// partial. A pass reads every record kept (Retention): at high order
+	// rates, seconds apart, not milliseconds. Default 0: off, Recover runs
+	// only when called.
+	RecoverEvery time.Duration
 	// Fault breaks the protocol on purpose, for the test that proves the
 	// cross-shard test can fail: FaultNoDecision. Empty in any real use.
 	Fault string
@@ -95,6 +105,11 @@ const clockSkewMax = 2 * time.Second
 // is ttl: a failover (the TTL for the lease to lapse, as much again for
 // the new primary's catch up and fence) and the clocks' skew.
 func commitMarginFor(ttl time.Duration) time.Duration { return 2*ttl + clockSkewMax }
+
+// recoverEveryMin bounds RecoverEvery from below: a pass lists and reads
+// every record kept, and passes back to back would load the orders
+// bucket's stream for nothing.
+const recoverEveryMin = 100 * time.Millisecond
 
 // FaultNoDecision confirms a cross-shard order's parts without first
 // recording the decision: a coordinator that dies among the confirms
@@ -130,6 +145,9 @@ func (c *RouterConfig) Validate() error {
 	}
 	if c.RecoverAfter == 0 {
 		c.RecoverAfter = 30 * time.Second
+	}
+	if c.RecoverEvery < 0 || (c.RecoverEvery > 0 && c.RecoverEvery < recoverEveryMin) {
+		return fmt.Errorf("cluster: recover interval %v: want 0 (no background recovery) or at least %v", c.RecoverEvery, recoverEveryMin)
 	}
 	if c.CommitMargin < c.LeaseTTL {
 		return fmt.Errorf("cluster: commit margin %v is below the shards' lease TTL %v: a shard that fails over between the decision and its confirm (the TTL, then a catch up) finds its part expired while the others are confirmed (a partial order); give at least %v (2 × the TTL + %v of clock skew)",
@@ -174,6 +192,11 @@ type Router struct {
 	// cross-shard order; true stops the order there, as if its
 	// coordinator died (errCrashed).
 	crash func(step string, part int) bool
+
+	// The background recovery (RecoverEvery): Close calls stopRecover and
+	// waits for recoverDone. Both nil when it is off.
+	stopRecover context.CancelFunc
+	recoverDone chan struct{}
 }
 
 // NewRouter connects to the cluster and reads its shard map (a cluster
@@ -213,7 +236,40 @@ func NewRouter(ctx context.Context, cfg RouterConfig) (*Router, error) {
 	if r.orders, err = ordersKV(rctx, js, r.cfg.Retention); err != nil {
 		return fail(err)
 	}
+	if r.cfg.RecoverEvery > 0 {
+		// Not ctx: it bounds NewRouter, and the loop lives until Close.
+		lctx, stop := context.WithCancel(context.Background())
+		r.stopRecover, r.recoverDone = stop, make(chan struct{})
+		go r.recoverLoop(lctx)
+	}
 	return r, nil
+}
+
+// recoverLoop runs Recover every RecoverEvery until ctx ends (Close). A
+// pass that finds nothing to finish logs nothing; records left to their
+// coordinators (Skipped) are another router's business and are not news.
+func (r *Router) recoverLoop(ctx context.Context) {
+	defer close(r.recoverDone)
+	tick := time.NewTicker(r.cfg.RecoverEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		st, err := r.Recover(ctx)
+		if ctx.Err() != nil {
+			return // closed during the pass: what it left, the next pass of any router finds
+		}
+		if st.Confirmed+st.Cancelled+st.Partial > 0 {
+			r.cfg.Logger.Info("cluster: background recovery", "confirmed", st.Confirmed, "cancelled", st.Cancelled,
+				"partial", st.Partial, "left", st.Skipped)
+		}
+		if err != nil {
+			r.cfg.Logger.Error("cluster: background recovery", "err", err)
+		}
+	}
 }
 
 // fitLeaseTTL reads the lease TTL of each shard whose lease bucket exists
@@ -286,8 +342,13 @@ func ordersKV(ctx context.Context, js jetstream.JetStream, retention time.Durati
 // Map returns the cluster's shard map.
 func (r *Router) Map() ShardMap { return r.m }
 
-// Close closes the pools and the NATS connection.
+// Close stops the background recovery (and waits for its pass to end),
+// then closes the pools and the NATS connection.
 func (r *Router) Close() {
+	if r.stopRecover != nil {
+		r.stopRecover()
+		<-r.recoverDone
+	}
 	r.mu.Lock()
 	for _, p := range r.pools {
 		p.Close()

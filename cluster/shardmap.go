@@ -78,15 +78,18 @@ func fnvString(h uint64, s string) uint64 {
 // opCheck returns the engine's check (engine.Config.CheckOp) of a node of
 // shard: it refuses, as invalid, an op that names a group of another
 // shard (a capture, release, stock, get or available; a hold or an order
-// with any such line). nil when every group is shard's (a map of one
-// shard, or none).
+// with any such line), and, on a shard other than CatalogShard, the
+// catalog's ops (catalog.set, catalog.del, catalog.get, search). nil when
+// every group and the catalog are shard's (a map of one shard, or none).
 //
 // The Router sends each op to its group's shard, but a client that talks
 // to a node directly (redis-cli, an HTTP client, the Go client given one
 // node's address) could apply any group there: a group stocked on two
 // shards is two groups, each with part of the units, and the router reads
-// and captures only one. Refused before it is submitted, such an op binds
-// no idempotency key and is journaled nowhere.
+// and captures only one. The catalog the same: a record set on two shards
+// was two records, and each shard's search saw its own part of the
+// catalog. Refused before it is submitted, such an op binds no
+// idempotency key and is journaled nowhere.
 func (m ShardMap) opCheck(shard string) func(op *inventory.Op) string {
 	if len(m.Shards) < 2 {
 		return nil
@@ -95,8 +98,14 @@ func (m ShardMap) opCheck(shard string) func(op *inventory.Op) string {
 	if me < 0 {
 		return nil // openShard refuses such a node before it opens an engine
 	}
+	catalogElsewhere := "" // built once: the check allocates nothing per op
+	if home := m.CatalogShard(); home != shard {
+		catalogElsewhere = fmt.Sprintf("the catalog belongs to shard %s, not %s", home, shard)
+	}
 	return func(op *inventory.Op) string {
 		switch op.Kind {
+		case inventory.KindCatalogSet, inventory.KindCatalogDel, inventory.KindCatalogGet, inventory.KindSearch:
+			return catalogElsewhere
 		case inventory.KindCapture, inventory.KindRelease, inventory.KindStock, inventory.KindGet, inventory.KindAvailable:
 			if g := op.Key.Group(); m.index(g) != me {
 				return m.elsewhere(g, shard)
@@ -116,6 +125,17 @@ func (m ShardMap) opCheck(shard string) func(op *inventory.Op) string {
 func (m ShardMap) elsewhere(g inventory.GroupKey, shard string) string {
 	return fmt.Sprintf("group %s/%s/%s belongs to shard %s, not %s", g.SKU, g.Condition, g.Source, m.Of(g), shard)
 }
+
+// CatalogShard returns the shard that keeps the catalog: the map's first.
+//
+// A catalog record is keyed by a SKU, and the map hashes groups: a SKU's
+// groups are spread over the shards, so no group's shard is the record's.
+// The whole catalog lives on one shard, where one ordered title index
+// answers every search in O(log n + offset + limit); records hashed over
+// the shards by SKU would make every search a merge of all the shards'
+// answers, which neither a node nor the router does. Catalog writes are
+// rare (loading, corrections), and the shard's standbys serve its reads.
+func (m ShardMap) CatalogShard() string { return m.Shards[0] }
 
 // Has reports whether shard is one of the map's.
 func (m ShardMap) Has(shard string) bool { return slices.Contains(m.Shards, shard) }

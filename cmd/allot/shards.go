@@ -29,12 +29,15 @@ ALLOT_SHARDS) and is fixed once made. A cluster without a map is one shard.
   allot shards init --count 3      make the map of shards s0, s1, s2
   allot shards show                print the map
   allot shards recover             finish the cross-shard holds and orders
-                                   whose coordinator died (see --after)
+                                   whose coordinator died (see --after; a
+                                   cluster.Router with RecoverEvery does it
+                                   in the background)
 
 Then run the nodes of each shard: allot serve --cluster URLS --shard s0 ...
 A node for a shard the map does not name refuses to start. Clients route
 by group and run orders across shards as two-phase holds (Go: cluster.Router;
-README "Shards").`
+README "Shards"). The catalog and search live on the first shard, s0; the
+nodes of other shards refuse them.`
 
 func runShards(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
