@@ -237,13 +237,15 @@ func (b *Bound) Share(opsPerSec float64) (ofFsync, ofFsyncRTT float64) {
 
 // boundShareNote says why r's ops/s cannot be read as a share of its
 // bound, "" when it can. The bound counts one durable call per op in
-// flight: true of the reservation workload's captures and releases and of
-// a kind that declares it (KindRegistration.OneDurableCallPerOp). Where a
-// call carries several ops (rw's --transactional --batch) or an op makes
-// several calls (a checkout cart), the share would be off by that factor.
+// flight: true of the reservation workload's captures and releases, of
+// a kind that declares it (KindRegistration.OneDurableCallPerOp) and of
+// a run that declares it (Result.OneDurableCallPerOp: an rw run of
+// durable writes, one record a call). Where a call carries several ops
+// (rw's --transactional --batch) or an op makes several calls (a
+// checkout cart), the share would be off by that factor.
 func boundShareNote(r *Result) string {
 	k := kindOf(r)
-	if k == "" {
+	if k == "" || r.OneDurableCallPerOp {
 		return ""
 	}
 	reg, err := LookupKind(k)

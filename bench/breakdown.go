@@ -30,8 +30,14 @@ type StageTime struct {
 	Count  uint64  `json:"count"`
 	MeanMS float64 `json:"mean_ms"`
 	// P50MS and P99MS are interpolated within the histogram's buckets.
-	P50MS float64 `json:"p50_ms"`
-	P99MS float64 `json:"p99_ms"`
+	// Where a quantile lies above the last bucket's bound (about a second
+	// for the server's stages) the histogram cannot place it: the figure
+	// is that bound, a floor, and P50Above or P99Above says so (the table
+	// prints it as ">bound").
+	P50MS    float64 `json:"p50_ms"`
+	P99MS    float64 `json:"p99_ms"`
+	P50Above bool    `json:"p50_above_range,omitempty"`
+	P99Above bool    `json:"p99_above_range,omitempty"`
 }
 
 // NewBreakdown returns after - before, stage by stage (stages are matched
@@ -53,8 +59,10 @@ func NewBreakdown(before, after Stages) *Breakdown {
 		st := StageTime{Stage: a.Stage, Count: count}
 		if count > 0 {
 			st.MeanMS = 1e3 * sum / float64(count)
-			st.P50MS = 1e3 * quantile(a.Bounds, counts, count, 0.50)
-			st.P99MS = 1e3 * quantile(a.Bounds, counts, count, 0.99)
+			p50, above50 := quantile(a.Bounds, counts, count, 0.50)
+			p99, above99 := quantile(a.Bounds, counts, count, 0.99)
+			st.P50MS, st.P50Above = 1e3*p50, above50
+			st.P99MS, st.P99Above = 1e3*p99, above99
 		}
 		b.Stages = append(b.Stages, st)
 	}
@@ -62,17 +70,19 @@ func NewBreakdown(before, after Stages) *Breakdown {
 }
 
 // quantile interpolates the q-quantile (seconds) linearly within the
-// bucket that holds it, as Prometheus's histogram_quantile does.
-func quantile(bounds []float64, cum []uint64, count uint64, q float64) float64 {
+// bucket that holds it, as Prometheus's histogram_quantile does. A
+// quantile above the last bound is that bound, with above set: the
+// samples there have no upper bound to interpolate to.
+func quantile(bounds []float64, cum []uint64, count uint64, q float64) (v float64, above bool) {
 	rank := q * float64(count)
 	lower, below := 0.0, uint64(0)
 	for i, c := range cum {
 		if float64(c) >= rank && c > below {
-			return lower + (bounds[i]-lower)*(rank-float64(below))/float64(c-below)
+			return lower + (bounds[i]-lower)*(rank-float64(below))/float64(c-below), false
 		}
 		lower, below = bounds[i], c
 	}
-	return lower // above the last bound
+	return lower, true
 }
 
 // WriteBreakdowns writes the per-stage table of every run that has one.
@@ -86,7 +96,7 @@ func WriteBreakdowns(w io.Writer, runs []Result) error {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, strings.Join([]string{"stage", "count", "mean ms", "p50 ms", "p99 ms"}, "\t")+"\t")
 		for _, s := range r.Breakdown.Stages {
-			fmt.Fprintf(tw, "%s\t%d\t%.4f\t%.4f\t%.4f\t\n", s.Stage, s.Count, s.MeanMS, s.P50MS, s.P99MS)
+			fmt.Fprintf(tw, "%s\t%d\t%.4f\t%s\t%s\t\n", s.Stage, s.Count, s.MeanMS, stageMS(s.P50MS, s.P50Above), stageMS(s.P99MS, s.P99Above))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -94,4 +104,13 @@ func WriteBreakdowns(w io.Writer, runs []Result) error {
 		fmt.Fprintln(w)
 	}
 	return nil
+}
+
+// stageMS formats a stage quantile; one above the histogram's range is
+// its last bound with ">" before it, not a figure to read as exact.
+func stageMS(v float64, above bool) string {
+	if above {
+		return fmt.Sprintf(">%.4f", v)
+	}
+	return fmt.Sprintf("%.4f", v)
 }

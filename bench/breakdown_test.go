@@ -42,8 +42,11 @@ func TestBreakdownIsTheRunsShare(t *testing.T) {
 
 func TestQuantileAboveTheLastBound(t *testing.T) {
 	// Every sample above the last bound: the quantile is that bound, not
-	// an extrapolation.
-	if q := quantile([]float64{0.001}, []uint64{0}, 4, 0.5); q != 0.001 {
-		t.Fatalf("quantile = %v, want the last bound 0.001", q)
+	// an extrapolation, and marked as above it.
+	if q, above := quantile([]float64{0.001}, []uint64{0}, 4, 0.5); q != 0.001 || !above {
+		t.Fatalf("quantile = %v (above %v), want the last bound 0.001, above", q, above)
+	}
+	if q, above := quantile([]float64{0.001}, []uint64{4}, 4, 0.5); q != 0.0005 || above {
+		t.Fatalf("quantile = %v (above %v), want 0.0005 within the range", q, above)
 	}
 }

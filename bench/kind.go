@@ -75,7 +75,9 @@ type KindRegistration struct {
 	// Bound, which counts one durable call per op in flight. False, the
 	// default, where a call carries more ops than that (rw's
 	// --transactional --batch) or an op makes several calls (a checkout
-	// cart): WriteBounds prints the bound without a share.
+	// cart): WriteBounds prints the bound without a share, unless the
+	// run declares it (Result.OneDurableCallPerOp), for a kind whose op
+	// mix decides it run by run.
 	OneDurableCallPerOp bool
 	// DurableCalls says, where OneDurableCallPerOp is false, how the
 	// kind's ops map to durable calls; WriteBounds prints it as the

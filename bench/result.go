@@ -113,6 +113,15 @@ type Result struct {
 	// example "expiry_lag_p99_ms" or "duplicates"; nil for "ims".
 	Extra map[string]any `json:"extra,omitempty"`
 
+	// OneDurableCallPerOp is set by a run whose every op waited for one
+	// durable call, never two in sequence, with at most --pipeline ops in
+	// flight per worker (KindRegistration.OneDurableCallPerOp's rule),
+	// where the kind's op mix decides it run by run (rw: durable WRITE
+	// with one record a call, say, but not MIXED's reads or --batch 10):
+	// WriteBounds then reads its ops/s as a share of Bound, as it does
+	// for a kind that declares it for all its runs.
+	OneDurableCallPerOp bool `json:"one_durable_call_per_op,omitempty"`
+
 	// Bound is the closed-loop limit measured before a run of durable
 	// writes on a store that keeps its data (BoundApplies); nil, and left
 	// out of the JSON, for other runs: write and none modes, read-only

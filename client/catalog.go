@@ -14,7 +14,11 @@ import (
 // The catalog commands (DESIGN.md, "Catalog and search"). A reply that is
 // an error (-ERR for a record or query outside the contract, -MISMATCH for
 // an idempotency key used with other arguments, -UNAVAILABLE) is returned
-// as a *ServerError and leaves the connection usable; any other error
+// as a *ServerError of its outcome class and leaves the connection
+// usable, except a reply that refuses the connection itself ("-ERR max
+// number of clients reached", "-ERR Protocol error": the server closes
+// it after them), which is a refusal (ErrUnavailable: nothing was
+// applied) and breaks the connection, as it does for Do; any other error
 // breaks the connection, as Do's do. None is retried or redirected, on a
 // Conn or a Client: one attempt, its error to the caller (Client.Do with
 // inventory.Search is the retried search).
@@ -108,7 +112,7 @@ func (cn *Conn) Search(ctx context.Context, q catalog.Query, out []catalog.Resul
 	out, err := cn.readSearch(out)
 	if err != nil {
 		var se *ServerError
-		if errors.As(err, &se) {
+		if errors.As(err, &se) && !refusesConnection(se.Msg) {
 			return out, err // an error reply: the connection stays usable
 		}
 		return out, cn.fail(ctx, err)
@@ -144,6 +148,11 @@ func (cn *Conn) SearchPipeline(ctx context.Context, qs []catalog.Query, outs [][
 			if !errors.As(err, &se) {
 				return cn.fail(ctx, err)
 			}
+			if refusesConnection(se.Msg) {
+				// The server closed the connection after it: no reply
+				// follows. First on it, it refused every query unread.
+				return cn.fail(ctx, err)
+			}
 			if first == nil {
 				first = fmt.Errorf("client: query %d of the pipeline: %w", i, err)
 			}
@@ -170,14 +179,15 @@ func appendSearch(b []byte, q catalog.Query) []byte {
 }
 
 // readSearch reads one SEARCH reply and appends its results to out; an
-// error reply is a *ServerError (the reply was read whole).
+// error reply is a *ServerError of its class (replyError; the reply was
+// read whole).
 func (cn *Conn) readSearch(out []catalog.Result) ([]catalog.Result, error) {
 	line, err := cn.line()
 	if err != nil {
 		return out, err
 	}
 	if len(line) > 0 && line[0] == '-' {
-		return out, &ServerError{Msg: string(line[1:])}
+		return out, replyError(string(line[1:]))
 	}
 	return cn.readSearchFrom(line, out)
 }
@@ -252,7 +262,11 @@ func (cn *Conn) simple(ctx context.Context, cmd string, args []string, read func
 	if len(line) > 0 && line[0] == '-' {
 		// A catalog write is journaled as any mutation: its -UNKNOWN and
 		// -UNAVAILABLE keep their outcome class.
-		return replyError(string(line[1:]))
+		se := replyError(string(line[1:]))
+		if refusesConnection(se.Msg) {
+			return cn.fail(ctx, se)
+		}
+		return se
 	}
 	if err := read(line); err != nil {
 		return cn.fail(ctx, err)
@@ -333,6 +347,11 @@ func (cn *Conn) CatalogSetPipeline(ctx context.Context, recs []catalog.Record) e
 			return cn.fail(ctx, err)
 		}
 		switch {
+		case i == 0 && len(line) > 0 && line[0] == '-' && refusesConnection(string(line[1:])):
+			// The server refused the connection and closed it: it read
+			// no record of the pipeline. A refusal of them all, not one
+			// record's reply among others applied (CatalogSetError).
+			return cn.fail(ctx, replyError(string(line[1:])))
 		case len(line) > 0 && line[0] == '-':
 			if failed == nil {
 				failed = &CatalogSetError{Records: len(recs)}

@@ -732,11 +732,18 @@ const (
 	protocolErrorReply = "ERR Protocol error"                // the server could not parse the stream
 )
 
+// refusesConnection reports whether an error reply (without its '-')
+// refuses the connection rather than the request: the server closes the
+// connection after it.
+func refusesConnection(msg string) bool {
+	return msg == maxClientsReply || strings.HasPrefix(msg, protocolErrorReply)
+}
+
 // replyError is the error of an error reply that is no op outcome: of the
 // class its first word names (-UNAVAILABLE, -UNKNOWN), or of none.
 func replyError(msg string) *ServerError {
 	switch {
-	case strings.HasPrefix(msg, "UNAVAILABLE"), msg == maxClientsReply, strings.HasPrefix(msg, protocolErrorReply):
+	case strings.HasPrefix(msg, "UNAVAILABLE"), refusesConnection(msg):
 		return &ServerError{Msg: msg, class: ErrUnavailable}
 	case strings.HasPrefix(msg, "UNKNOWN"):
 		return &ServerError{Msg: msg, class: ErrOutcomeUnknown}

@@ -35,6 +35,9 @@ func init() {
 		Name:  "rw",
 		About: "records: --request-type READ|WRITE|MODIFY|MODIFY_LOCKED|MIXED, --lock hard|soft, --versioned, --transactional, --durable; lost updates counted",
 		New:   func() bench.Kind { return &Kind{} },
+		// Whether an op is one durable call depends on the run's flags:
+		// each run says so (Kind.oneDurableCallPerOp).
+		DurableCalls: "an rw run's ops are one durable call each only for WRITE, MODIFY or MODIFY_LOCKED without --versioned, one record a call (not --transactional with --batch above 1) and, on a queue, a publish the broker confirms; reads make none, a batch carries several ops, a compare-and-set retried makes several calls",
 	})
 }
 
@@ -131,6 +134,28 @@ func (k *Kind) StoreUse(u *store.Use) {
 	u.RWRequest = k.RequestType
 	u.Durable = u.RW.Durable
 	u.ReadOnly = k.RequestType == RequestRead
+}
+
+// oneDurableCallPerOp reports whether every op of a run of k, on a record
+// space (or a queue) in durability d, waits for one durable call, never
+// two in sequence (bench.Result.OneDurableCallPerOp), so that its ops/s
+// is a share of the run's bound: durable writes of one record a call.
+// Not MIXED or READ, whose reads are ops that make no durable call; not
+// --transactional with --batch above 1, whose call carries that many
+// ops; not --versioned, whose compare-and-set lost to another writer is
+// tried again, another call; not a queue's publish without a confirm
+// (or a transaction), which waits for no disk.
+func (k *Kind) oneDurableCallPerOp(queue bool, d store.Durability) bool {
+	if !k.options(d).Durable || k.Transactional && k.Batch > 1 {
+		return false
+	}
+	switch k.RequestType {
+	case RequestWrite:
+		return !queue || k.Confirm || k.Transactional
+	case RequestModify, RequestModifyLocked:
+		return !k.Versioned && !queue
+	}
+	return false
 }
 
 // modifyMode is how MODIFY, MODIFY_LOCKED and MIXED's writes modify.

@@ -212,6 +212,7 @@ func (r *run) run(ctx context.Context, st store.Store) (*bench.Result, error) {
 	res.Errors = r.errors.Load()
 	res.ErrorSamples = r.errSamples
 	res.ConflictRetries = r.retries.Load()
+	res.OneDurableCallPerOp = r.k.oneDurableCallPerOp(r.info.Queue, cfg.Durability)
 	res.Extra = r.extra()
 	res.Check = r.check(final, res.Extra)
 	res.Status = bench.StatusOK

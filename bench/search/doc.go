@@ -1,7 +1,9 @@
 // Package search is the bench's "search" workload: a product catalog of
 // (by default) 1,000,000 records and case-insensitive title-prefix queries
 // over it, run against every store that implements store.Searcher, each
-// store's answers compared with the reference (package catalog).
+// store's answers compared with the reference (Reference: the contract's
+// rules written again, without package catalog, which allot answers
+// with).
 //
 // The catalog (Generate) has realistic titles: 2..6 words drawn with a
 // Zipf skew from a vocabulary mixing English, German, French, Spanish,
@@ -20,7 +22,7 @@
 // The check: --check-sample queries (1,000 by default), spread evenly
 // over the run (query j·n/sample for slot j of the sample, n queries),
 // are kept with the store's answers and compared, result by result, with
-// the reference catalog's, so that answers that go wrong partway through
+// the Reference's, so that answers that go wrong partway through
 // a run are seen too; when a --duration bound stopped the timed part
 // before all of them ran, the rest run untimed after it, so every run is
 // checked on the full sample. Any difference fails the run. The test's

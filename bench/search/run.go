@@ -258,19 +258,21 @@ func (r *run) fill(res *bench.Result, cfg bench.RunConfig) {
 	res.ErrorSamples = r.errorSamples
 }
 
-// Check compares answers with the reference catalog built from w's
-// records and rows: answers[j] is the store's answer to query
-// sampleQuery(j, len(w.Queries), len(answers)), the run's sample (every
-// query when there are as many answers as queries).
+// Check compares answers with the Reference built from w's records and
+// rows: answers[j] is the store's answer to query sampleQuery(j,
+// len(w.Queries), len(answers)), the run's sample (every query when there
+// are as many answers as queries).
 func Check(w *Workload, answers [][]catalog.Result) bench.CheckResult {
-	ref := catalog.New()
-	for i := range w.Records {
-		if d := ref.Set(w.Records[i]); d != "" {
-			return bench.CheckResult{OK: false, ViolationCount: 1, Violations: []string{"the workload's record " + w.Records[i].SKU + " is invalid: " + d}}
-		}
+	return check(w, answers, foldReference)
+}
+
+// check is Check with the reference folding by fold: the tests' broken
+// variants prove that the check depends on every rule of the folding.
+func check(w *Workload, answers [][]catalog.Result, fold func(string) string) bench.CheckResult {
+	ref, d := newReference(w.Records, w.Rows, fold)
+	if d != "" {
+		return bench.CheckResult{OK: false, ViolationCount: 1, Violations: []string{"the workload's " + d}}
 	}
-	units := store.SKUUnits(w.Rows)
-	available := func(sku string) int64 { return units[sku] }
 	c := bench.CheckResult{Violations: []string{}}
 	addf := func(format string, args ...any) {
 		c.ViolationCount++
@@ -278,12 +280,10 @@ func Check(w *Workload, answers [][]catalog.Result) bench.CheckResult {
 			c.Violations = append(c.Violations, fmt.Sprintf(format, args...))
 		}
 	}
-	var want []catalog.Result
 	compared := 0 // queries whose reference answer has a result
 	for j, got := range answers {
 		i := sampleQuery(j, len(w.Queries), len(answers))
-		var d string
-		want, d = ref.Search(w.Queries[i], available, want[:0])
+		want, d := ref.Search(w.Queries[i])
 		if d != "" {
 			addf("query %d %+v is invalid: %s", i, w.Queries[i], d)
 			continue
