@@ -18,6 +18,11 @@
 //   - a run's record is written to disk (when there is a data directory)
 //     whenever its state changes, so a restart loses at most the live
 //     progress of the runs in flight, which come back as failed, saying so;
+//     the writes go out of the service's lock (no reader of the API waits
+//     for an fsync) and in the order of the changes, and a run's end is
+//     told (Wait, the stream's end) only once it is on disk;
+//   - one service per data directory: New holds a lock file in it until
+//     Close, and refuses a directory another service holds;
 //   - no request body, however malformed, panics the service (FuzzArgs,
 //     FuzzGenLoad): bad input is a 400 saying what was wrong, an unknown
 //     store a 404;
@@ -27,11 +32,16 @@
 //     sample; a 400 naming the field, the bound and the value), and a
 //     gen-load WRITE, which keeps a record per op, is sized at most
 //     RecordOpsMax ops (a store faster than that over timeInMilis ends
-//     early, and timeMs says so);
+//     early, and timeMs says so); nor does a long run: its live series
+//     keeps a few hundred points (older samples merge, totals kept), and
+//     a result's per-second counts an hour (later seconds fold into the
+//     last);
 //   - a run's events carry its sample number as their id (1, 2, ...): a
 //     client reconnecting with Last-Event-ID gets only the samples after
-//     it, then the end; a stream silent for Config.EventKeepalive (15 s)
-//     gets a comment line, so that a proxy does not cut it as idle.
+//     it, then the end (or, when that sample has been merged since, a
+//     "reset" event and the whole series); a stream silent for
+//     Config.EventKeepalive (15 s) gets a comment line, so that a proxy
+//     does not cut it as idle.
 //
 // It must never run a request it could not map entirely to bench flags,
 // and never accept a flag that names a file on the server (--out,

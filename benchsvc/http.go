@@ -120,13 +120,17 @@ func (s *Service) auth(h http.HandlerFunc) http.HandlerFunc {
 		header := r.Header.Get("Authorization")
 		got, ok := bearer.Token(header)
 		// The page's report frame cannot send a header: it sends the
-		// token the page was given as a SameSite=Strict cookie, which no
-		// other site's page can make a browser send.
-		if c, err := r.Cookie(tokenCookie); err == nil && header == "" {
-			// The page stores it percent-encoded (encodeURIComponent), so
-			// that a token with + / = survives in a cookie.
+		// token as the cookie set below, SameSite=Strict, which no other
+		// site's page can make a browser send.
+		cookie := ""
+		if c, err := r.Cookie(tokenCookie); err == nil {
+			// Percent-encoded, so that a token with + / = survives in a
+			// cookie.
 			if v, err := url.QueryUnescape(c.Value); err == nil {
-				got, ok = v, true
+				cookie = v
+				if header == "" {
+					got, ok = v, true
+				}
 			}
 		}
 		if !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
@@ -134,8 +138,27 @@ func (s *Service) auth(h http.HandlerFunc) http.HandlerFunc {
 			writeError(w, http.StatusUnauthorized, "unauthorized", "this service needs Authorization: Bearer <token>")
 			return
 		}
+		if header != "" && cookie != got {
+			setTokenCookie(w, r, got)
+		}
 		h(w, r)
 	}
+}
+
+// setTokenCookie hands the page the token as a cookie for its report
+// frame, on a request that proved it holds the token in its header. The
+// service sets it, not the page's script: HttpOnly keeps it out of reach
+// of any script that runs in the page (one in a report included), and
+// SameSite=Strict out of other sites' requests. Secure only over TLS:
+// the service speaks plain HTTP (on loopback, or behind a proxy that
+// ends TLS), and a browser drops a Secure cookie that came over plain
+// HTTP from a host other than localhost. No expiry: it lasts as long as
+// the browser's session, as the token the page keeps for the tab.
+func setTokenCookie(w http.ResponseWriter, r *http.Request, token string) {
+	http.SetCookie(w, &http.Cookie{
+		Name: tokenCookie, Value: url.QueryEscape(token), Path: "/",
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
+	})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -221,12 +244,16 @@ func (s *Service) serveCancel(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveEvents streams a run's samples as server-sent events: first every
-// sample so far, then one per interval while it runs, then an "end" event
-// with the run's final state. A sample's id is its number in the run (1,
-// 2, ...): a client reconnecting with Last-Event-ID (EventSource does)
-// gets only the samples after it. A stream silent for EventKeepalive gets
-// a comment line, so that a proxy does not cut it as idle.
+// serveEvents streams a run's samples as server-sent events: first the
+// series so far, then one sample per interval while it runs, then an
+// "end" event with the run's final state. A sample's id is its number in
+// the run (1, 2, ...; a merged point of the series has its last
+// sample's): a client reconnecting with Last-Event-ID (EventSource does)
+// gets only the samples after it, none twice and none missing. When that
+// sample has since been merged into an older point, no such cut exists:
+// the client gets a "reset" event, to drop what it has, and the whole
+// series again. A stream silent for EventKeepalive gets a comment line,
+// so that a proxy does not cut it as idle.
 func (s *Service) serveEvents(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	after := 0
@@ -274,8 +301,14 @@ func (s *Service) serveEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		return write(idLine + "event: " + event + "\ndata: " + string(data) + "\n\n")
 	}
-	for i, ev := range past {
-		if i+1 > after && !send(i+1, "sample", ev) {
+	if !resumable(past, after) {
+		if !send(0, "reset", map[string]any{"after": after, "detail": "the samples after it have been merged into older points since: here is the whole series"}) {
+			return
+		}
+		after = 0
+	}
+	for _, ev := range past {
+		if ev.Seq > after && !send(ev.Seq, "sample", ev) {
 			return
 		}
 	}
@@ -298,7 +331,7 @@ func (s *Service) serveEvents(w http.ResponseWriter, r *http.Request) {
 				send(0, "end", map[string]any{"id": rec.ID, "state": rec.State, "error": rec.Error, "results": len(rec.Results)})
 				return
 			}
-			if ev.seq > after && !send(ev.seq, "sample", ev) {
+			if ev.Seq > after && !send(ev.Seq, "sample", ev) {
 				return
 			}
 		}

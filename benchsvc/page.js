@@ -2,7 +2,10 @@
 // the run's server-sent events, the history with a compare view, and each
 // run's HTML report. Everything comes from this origin's API; the token,
 // when the service has one, goes in an Authorization header, so events
-// are read with fetch (EventSource cannot send headers).
+// are read with fetch (EventSource cannot send headers, and so does not
+// reconnect for us: watch does). The service answers a request with the
+// token in its header with an HttpOnly cookie for the report frame,
+// which no script here can read or set.
 "use strict";
 (function () {
   var root = document.documentElement;
@@ -11,10 +14,6 @@
   });
   var $ = function (id) { return document.getElementById(id); };
   var token = sessionStorage.getItem("allot-bench-token") || "";
-  function setCookie() {
-    document.cookie = "allot_bench_token=" + encodeURIComponent(token) + "; path=/; SameSite=Strict";
-  }
-  if (token) setCookie();
   var live = { id: null, abort: null, t: [], ops: [], p99: [] };
   var ticked = [];
 
@@ -63,44 +62,76 @@
     root.dataset.livePoints = String(live.t.length);
   }
 
-  // Live run: server-sent events read from a fetch stream.
+  // Live run: server-sent events read from a fetch stream. A stream that
+  // drops before the run's end (a proxy restarting, a laptop waking up,
+  // the service restarted) is opened again after 1, 2, 4 ... 30 s, with
+  // the last sample's id as Last-Event-ID: the service sends only the
+  // samples after it, or "reset" and the whole series when that sample
+  // has since been merged into an older point.
+  var reconnectMaxMS = 30000;
   function watch(id) {
     if (live.abort) live.abort.abort();
-    live = { id: id, abort: new AbortController(), t: [], ops: [], p99: [] };
+    clearTimeout(live.retry);
+    live = { id: id, abort: new AbortController(), t: [], ops: [], p99: [], lastID: "", ended: false, retries: 0, retry: null };
     drawLive();
     $("live-title").textContent = id;
     $("live-cancel").disabled = false;
     root.dataset.liveRun = id;
     root.dataset.liveState = "running";
-    fetch("/v1/runs/" + id + "/events", { headers: headers(false), signal: live.abort.signal }).then(function (r) {
-      if (!r.ok || !r.body) throw new Error("events: " + r.status);
+    root.dataset.liveReconnects = "0";
+    stream(live);
+    pollProgress(id);
+  }
+  function stream(w) {
+    var h = headers(false);
+    if (w.lastID) h["Last-Event-ID"] = w.lastID;
+    fetch("/v1/runs/" + w.id + "/events", { headers: h, signal: w.abort.signal }).then(function (r) {
+      if (!r.ok || !r.body) { var err = new Error("events: " + r.status); err.status = r.status; throw err; }
       var reader = r.body.getReader(), dec = new TextDecoder(), buf = "";
       function pump() {
         return reader.read().then(function (chunk) {
           if (chunk.done) return;
           buf += dec.decode(chunk.value, { stream: true });
           var i;
-          while ((i = buf.indexOf("\n\n")) >= 0) { onEvent(buf.slice(0, i)); buf = buf.slice(i + 2); }
+          while ((i = buf.indexOf("\n\n")) >= 0) { onEvent(w, buf.slice(0, i)); buf = buf.slice(i + 2); }
           return pump();
         });
       }
       return pump();
-    }).catch(function (e) { if (e.name !== "AbortError") setStatus(String(e.message), true); });
-    pollProgress(id);
+    }).then(function () { reconnect(w, null); }, function (e) { if (e.name !== "AbortError") reconnect(w, e); });
   }
-  function onEvent(block) {
-    var name = "message", data = "";
+  function reconnect(w, e) {
+    if (w !== live || w.ended) return;
+    // A run that is gone, a token refused or a request refused does not
+    // get better by asking again.
+    if (e && (e.status === 400 || e.status === 401 || e.status === 404)) { setStatus(String(e.message), true); return; }
+    var delay = Math.min(reconnectMaxMS, 1000 * Math.pow(2, w.retries));
+    w.retries++;
+    root.dataset.liveReconnects = String(Number(root.dataset.liveReconnects || "0") + 1);
+    setStatus("the event stream of run " + w.id + " dropped" + (e ? " (" + e.message + ")" : "") + "; reconnecting in " + delay / 1000 + " s", true);
+    w.retry = setTimeout(function () { if (w === live && !w.ended) stream(w); }, delay);
+  }
+  function onEvent(w, block) {
+    if (w !== live) return;
+    var name = "message", data = "", id = "";
     block.split("\n").forEach(function (line) {
       if (line.indexOf("event: ") === 0) name = line.slice(7);
       else if (line.indexOf("data: ") === 0) data += line.slice(6);
+      else if (line.indexOf("id: ") === 0) id = line.slice(4);
     });
     if (!data) return;
     var ev = JSON.parse(data);
-    if (name === "sample") {
+    if (name === "reset") {
+      live.t = []; live.ops = []; live.p99 = [];
+      drawLive();
+    } else if (name === "sample") {
+      if (id) w.lastID = id;
+      if (w.retries) { w.retries = 0; setStatus("run " + w.id + ": event stream resumed", false); }
       live.t.push(ev.t); live.ops.push(ev.ops_per_sec); live.p99.push(ev.p99_ms);
       drawLive();
       $("live-figures").textContent = ev.store + ": " + fmt(ev.ops_per_sec, 0) + " ops/s, p99 " + fmt(ev.p99_ms, 3) + " ms, " + ev.errors + " errors, " + ev.ops_done + " of " + ev.ops_total + " ops";
     } else if (name === "end") {
+      w.ended = true;
       root.dataset.liveState = ev.state;
       setStatus("run " + ev.id + " " + ev.state, ev.state === "failed");
       $("live-title").textContent = ev.id + " — " + ev.state + (ev.error ? ": " + ev.error : "");
@@ -116,7 +147,10 @@
       } else {
         $("live-progress").firstElementChild.style.width = rec.state === "done" ? "100%" : $("live-progress").firstElementChild.style.width;
       }
-    }).catch(function () {});
+    }).catch(function () {
+      // The service may be restarting, as when the event stream drops.
+      if (live.id === id && !live.ended) setTimeout(function () { pollProgress(id); }, 3000);
+    });
   }
 
   // History.
@@ -231,8 +265,9 @@
   $("report-close").addEventListener("click", function () { $("report").hidden = true; });
   $("live-cancel").addEventListener("click", function () { if (live.id) api("DELETE", "/v1/runs/" + live.id).catch(function (e) { setStatus(e.message, true); }); });
   $("token").value = token;
-  $("token").addEventListener("change", function () { token = $("token").value; sessionStorage.setItem("allot-bench-token", token); setCookie(); start(); });
+  $("token").addEventListener("change", function () { token = $("token").value; sessionStorage.setItem("allot-bench-token", token); start(); });
 
+  var historyTimer = null;
   function start() {
     return api("GET", "/v1/info").then(function (info) {
       var sel = $("f-stores"); sel.textContent = "";
@@ -245,7 +280,8 @@
       var running = (runs || []).filter(function (r) { return r.state === "running"; })[0];
       if (running) watch(running.id);
       root.dataset.ready = "true";
-      setInterval(refreshHistory, 3000);
+      // Once: start runs again at every change of the token.
+      if (!historyTimer) historyTimer = setInterval(refreshHistory, 3000);
     }).catch(function (e) { setStatus(e.message, true); root.dataset.ready = "true"; });
   }
   start();

@@ -58,8 +58,11 @@ type Config struct {
 	// Parse builds jobs (required).
 	Parse Parser
 	// DataDir keeps the run history (one JSON file per run); empty keeps
-	// it in memory only.
+	// it in memory only. A service holds it (a lock file in it) until
+	// Close: a second service on it is refused.
 	DataDir string
+	// FS is where DataDir is (default vfs.OS).
+	FS vfs.FS
 	// Token, when set, must come as "Authorization: Bearer <token>" on
 	// every request but GET / (the page asks for it).
 	Token string
@@ -120,6 +123,9 @@ func (c *Config) Validate() error {
 	if c.Resource == nil {
 		c.Resource = func(store string) string { return store }
 	}
+	if c.FS == nil {
+		c.FS = vfs.OS{}
+	}
 	return nil
 }
 
@@ -151,11 +157,14 @@ type Event struct {
 	Errors    int64   `json:"errors"`
 	OpsDone   int64   `json:"ops_done"`
 	OpsTotal  int64   `json:"ops_total"`
-
-	// seq is the sample's number in the run (1, 2, ...; its index in
-	// Record.Series plus one), its id in the event stream. It is not in
-	// the JSON: the position in the series says it.
-	seq int
+	// Ops is the ops completed over the sample's interval (OpsPerSec
+	// times it, counted).
+	Ops int64 `json:"ops"`
+	// Seq is the sample's number in the run (1, 2, ...), its id in the
+	// event stream. A point of Record.Series that merges older samples
+	// has its last sample's number: the numbers of a series increase, and
+	// they have gaps where samples were merged.
+	Seq int `json:"seq"`
 }
 
 // Record is a run as the API shows it and the data directory keeps it.
@@ -177,7 +186,9 @@ type Record struct {
 	Results []bench.Result `json:"results"`
 	// Table is what `allot bench` would have printed.
 	Table string `json:"table,omitempty"`
-	// Series holds every live sample, for a page that opens late.
+	// Series holds the live samples, for a page that opens late: the
+	// newest one by one, older ones merged, a few hundred points at most
+	// however long the run (see series).
 	Series []Event `json:"series,omitempty"`
 	// Concurrent lists the runs (on other stores) that ran at some time
 	// while this one ran: they shared the machine, so their figures
@@ -225,6 +236,7 @@ const queueMax = 1000
 // by Service.mu.
 type run struct {
 	rec    Record
+	series series // rec.Series is series.points
 	job    Job
 	cancel context.CancelFunc // set while running
 	done   chan struct{}      // closed when the run reaches a final state
@@ -252,7 +264,25 @@ type Service struct {
 	queue  []*run            // waiting, in arrival order
 	busy   map[string]string // resource (Config.Resource) -> id of the run using it
 	closed bool
+	// saves are the record writes and removals not done yet, in the
+	// order of the changes they keep (see flush).
+	saves []save
+
+	// diskMu is held by the one flush writing; it is taken before mu,
+	// never while holding it.
+	diskMu sync.Mutex
+	// dirLock is DataDir's lock file, held from New to Close.
+	dirLock io.Closer
 }
+
+// save is a record to write (data) or to remove (data nil).
+type save struct {
+	id   string
+	data []byte
+}
+
+// dirLockName is the lock file a service holds in its data directory.
+const dirLockName = "bench-serve.lock"
 
 // New makes a service and loads the history from cfg.DataDir. Runs the
 // previous process left queued or running are marked failed.
@@ -263,12 +293,26 @@ func New(cfg Config) (*Service, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{cfg: cfg, ctx: ctx, cancel: cancel, runs: map[string]*run{}, busy: map[string]string{}}
 	if cfg.DataDir != "" {
-		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		if err := cfg.FS.MkdirAll(cfg.DataDir); err != nil {
 			cancel()
 			return nil, fmt.Errorf("benchsvc: %w", err)
 		}
+		// Two services on one directory would each rewrite the other's
+		// records from their own memory, and each mark the other's runs
+		// in flight failed at its start.
+		lockPath := filepath.Join(cfg.DataDir, dirLockName)
+		lock, err := cfg.FS.Lock(lockPath)
+		if err != nil {
+			cancel()
+			if errors.Is(err, vfs.ErrLocked) {
+				return nil, fmt.Errorf("benchsvc: data directory %s is in use: another bench service holds its lock (%s); stop it, or give this one another directory", cfg.DataDir, lockPath)
+			}
+			return nil, fmt.Errorf("benchsvc: locking data directory %s: %w", cfg.DataDir, err)
+		}
+		s.dirLock = lock
 		if err := s.load(); err != nil {
 			cancel()
+			lock.Close()
 			return nil, err
 		}
 	}
@@ -277,13 +321,17 @@ func New(cfg Config) (*Service, error) {
 
 // load reads every run record of the data directory.
 func (s *Service) load() error {
-	paths, err := filepath.Glob(filepath.Join(s.cfg.DataDir, "run-*.json"))
+	names, err := s.cfg.FS.List(s.cfg.DataDir)
 	if err != nil {
-		return fmt.Errorf("benchsvc: %w", err)
+		return fmt.Errorf("benchsvc: reading history: %w", err)
 	}
 	var recs []Record
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
+	for _, name := range names {
+		if !strings.HasPrefix(name, "run-") || !strings.HasSuffix(name, ".json") {
+			continue
+		}
+		p := filepath.Join(s.cfg.DataDir, name)
+		data, err := vfs.ReadFile(s.cfg.FS, p)
 		if err != nil {
 			return fmt.Errorf("benchsvc: reading history: %w", err)
 		}
@@ -297,8 +345,12 @@ func (s *Service) load() error {
 			rec.Error = "the service stopped before this run finished"
 			now := s.cfg.Now().UTC()
 			rec.Finished = &now
-			if err := s.write(&rec); err != nil {
-				return err
+			data, err := json.Marshal(&rec)
+			if err == nil {
+				err = s.write(rec.ID, data)
+			}
+			if err != nil {
+				return fmt.Errorf("benchsvc: marking run %s failed: %w", rec.ID, err)
 			}
 		}
 		recs = append(recs, rec)
@@ -310,7 +362,8 @@ func (s *Service) load() error {
 		return recs[i].ID < recs[j].ID
 	})
 	for _, rec := range recs {
-		r := &run{rec: rec, done: make(chan struct{})}
+		r := &run{rec: rec, series: newSeries(rec.Series), done: make(chan struct{})}
+		r.rec.Series = r.series.points
 		close(r.done)
 		s.runs[rec.ID] = r
 		s.order = append(s.order, rec.ID)
@@ -318,32 +371,65 @@ func (s *Service) load() error {
 	return nil
 }
 
+// recordPath is where run id's record is kept.
+func (s *Service) recordPath(id string) string {
+	return filepath.Join(s.cfg.DataDir, "run-"+id+".json")
+}
+
 // write saves a record durably (vfs.WriteFileAtomic): a crash leaves the
-// old record or the new one, and a run reported done stays done. A state
-// change writes it, not a sample.
-func (s *Service) write(rec *Record) error {
-	if s.cfg.DataDir == "" {
-		return nil
-	}
-	data, err := json.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("benchsvc: encoding run %s: %w", rec.ID, err)
-	}
-	path := filepath.Join(s.cfg.DataDir, "run-"+rec.ID+".json")
-	if err := vfs.WriteFileAtomic(vfs.OS{}, path, data); err != nil {
-		return fmt.Errorf("benchsvc: saving run %s: %w", rec.ID, err)
+// old record or the new one.
+func (s *Service) write(id string, data []byte) error {
+	if err := vfs.WriteFileAtomic(s.cfg.FS, s.recordPath(id), data); err != nil {
+		return fmt.Errorf("benchsvc: saving run %s: %w", id, err)
 	}
 	return nil
 }
 
-// persist saves r's record, logging a failure: the run goes on, and the
-// API still shows it; only the history on disk misses the change.
-func (s *Service) persist(r *run) {
-	rec := r.rec
-	rec.Results = slices.Clone(rec.Results)
-	rec.Series = slices.Clone(rec.Series)
-	if err := s.write(&rec); err != nil {
-		fmt.Fprintf(s.cfg.Log, "allot bench serve: %v\n", err)
+// persistLocked queues a write of r's record as it is now; the caller
+// calls flush once it has let go of mu. A state change writes it, not a
+// sample. The record is encoded here, under mu (its series and results
+// are bounded), and written there, outside it: a reader of the API never
+// waits for the disk.
+func (s *Service) persistLocked(r *run) {
+	if s.cfg.DataDir == "" {
+		return
+	}
+	data, err := json.Marshal(&r.rec)
+	if err != nil {
+		fmt.Fprintf(s.cfg.Log, "allot bench serve: encoding run %s: %v\n", r.rec.ID, err)
+		return
+	}
+	s.saves = append(s.saves, save{id: r.rec.ID, data: data})
+}
+
+// flush does the writes queued so far, in the order they were queued,
+// and returns when they are all done (by this call or by the one that
+// took them first): a run's records reach the disk in the order of its
+// changes, so an older one never overwrites a newer one, and a caller
+// that flushes after a change knows it is on disk. A failure is logged:
+// the run goes on, and the API still shows it; only the history on disk
+// misses the change (until the run's next one).
+func (s *Service) flush() {
+	s.diskMu.Lock()
+	defer s.diskMu.Unlock()
+	s.mu.Lock()
+	saves := s.saves
+	s.saves = nil
+	s.mu.Unlock()
+	for _, sv := range saves {
+		var err error
+		if sv.data == nil {
+			if err = s.cfg.FS.Remove(s.recordPath(sv.id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				err = fmt.Errorf("benchsvc: removing run %s from the history: %w", sv.id, err)
+			} else {
+				err = nil
+			}
+		} else {
+			err = s.write(sv.id, sv.data)
+		}
+		if err != nil {
+			fmt.Fprintf(s.cfg.Log, "allot bench serve: %v\n", err)
+		}
 	}
 }
 
@@ -372,11 +458,12 @@ func (s *Service) submit(body json.RawMessage, args []string, only string) (Reco
 		return Record{}, fmt.Errorf("%w %q: name one store (it runs on %s)", ErrUnknownStore, only, strings.Join(job.Stores(), ", "))
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return Record{}, errors.New("benchsvc: the service is shutting down")
 	}
 	if len(s.queue) >= queueMax {
+		s.mu.Unlock()
 		// Not the request's fault: the same request is fine later.
 		return Record{}, fmt.Errorf("benchsvc: %d runs are waiting already; try later", len(s.queue))
 	}
@@ -395,10 +482,14 @@ func (s *Service) submit(body json.RawMessage, args []string, only string) (Reco
 	s.order = append(s.order, r.rec.ID)
 	s.queue = append(s.queue, r)
 	s.trimLocked()
-	s.persist(r)
+	s.persistLocked(r)
 	fmt.Fprintf(s.cfg.Log, "allot bench serve: run %s queued: bench %s\n", r.rec.ID, strings.Join(args, " "))
 	s.scheduleLocked()
-	return r.rec, nil
+	rec := r.snapshot()
+	s.mu.Unlock()
+	// The run is on disk before the client hears of it.
+	s.flush()
+	return rec, nil
 }
 
 // trimLocked forgets the oldest finished runs past historyMax.
@@ -411,7 +502,8 @@ func (s *Service) trimLocked() {
 		}
 		delete(s.runs, s.order[i])
 		if s.cfg.DataDir != "" {
-			_ = os.Remove(filepath.Join(s.cfg.DataDir, "run-"+s.order[i]+".json"))
+			// After the run's last write, which may not be done yet.
+			s.saves = append(s.saves, save{id: s.order[i]})
 		}
 		s.order = slices.Delete(s.order, i, i+1)
 	}
@@ -471,7 +563,7 @@ func (s *Service) startLocked(r *run) {
 	r.rec.State = StateRunning
 	r.rec.Started = &now
 	r.prevAt = now
-	s.persist(r)
+	s.persistLocked(r)
 	fmt.Fprintf(s.cfg.Log, "allot bench serve: run %s running\n", r.rec.ID)
 	s.wg.Add(2)
 	finished := make(chan struct{})
@@ -498,17 +590,18 @@ func (s *Service) execute(ctx context.Context, r *run) {
 		s.mu.Unlock()
 	}
 	result := func(res bench.Result) {
+		res.Throughput = boundThroughput(res.Throughput)
 		s.mu.Lock()
 		r.rec.Results = append(r.rec.Results, res)
 		r.rec.Progress.StoreRun = len(r.rec.Results)
 		r.rec.Progress.OpsDone, r.rec.Progress.OpsTotal = 0, 0
 		r.rec.Progress.Fraction = fraction(r.rec.Progress)
-		s.persist(r)
+		s.persistLocked(r)
 		s.mu.Unlock()
+		s.flush()
 	}
 	table, err := runJob(ctx, r.job, progress, result)
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	now := s.cfg.Now().UTC()
 	r.rec.Finished = &now
 	r.rec.Table = table
@@ -535,19 +628,30 @@ func (s *Service) execute(ctx context.Context, r *run) {
 			delete(s.busy, res)
 		}
 	}
-	s.persist(r)
+	s.persistLocked(r)
 	// The error after the state, unless it only repeats it ("cancelled").
 	end := r.rec.State
 	if r.rec.Error != "" && r.rec.Error != r.rec.State {
 		end += ": " + r.rec.Error
 	}
 	fmt.Fprintf(s.cfg.Log, "allot bench serve: run %s %s\n", r.rec.ID, end)
+	s.scheduleLocked()
+	s.mu.Unlock()
+	s.flush()
+	s.ended(r)
+}
+
+// ended tells r's waiters and event streams that it has ended: once its
+// final record is on disk, so that a client told a run is done finds it
+// done after a restart.
+func (s *Service) ended(r *run) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	close(r.done)
 	for ch := range r.subs {
 		close(ch)
 	}
 	r.subs = nil
-	s.scheduleLocked()
 }
 
 // runJob runs a job, turning a panic in it into an error: a bad run must
@@ -600,14 +704,18 @@ func (s *Service) sample(r *run, finished <-chan struct{}) {
 			if r.prevRun != r.lastRun {
 				prev = 0
 			}
-			if dt := now.Sub(r.prevAt).Seconds(); dt > 0 && p.Done >= prev {
-				ev.OpsPerSec = float64(p.Done-prev) / dt
+			if p.Done >= prev {
+				ev.Ops = p.Done - prev
+				if dt := now.Sub(r.prevAt).Seconds(); dt > 0 {
+					ev.OpsPerSec = float64(ev.Ops) / dt
+				}
 			}
 			r.prevDone, r.prevRun = p.Done, r.lastRun
 		}
 		r.prevAt = now
-		ev.seq = len(r.rec.Series) + 1
-		r.rec.Series = append(r.rec.Series, ev)
+		r.series.add(ev)
+		r.rec.Series = r.series.points
+		ev = r.rec.Series[len(r.rec.Series)-1]
 		for ch := range r.subs {
 			select {
 			case ch <- ev:
@@ -626,10 +734,17 @@ func (s *Service) Get(id string) (Record, bool) {
 	if !ok {
 		return Record{}, false
 	}
+	return r.snapshot(), true
+}
+
+// snapshot returns r's record, to be read outside Service.mu: a copy of
+// what changes in place (the series merges its points) or grows.
+func (r *run) snapshot() Record {
 	rec := r.rec
 	rec.Results = slices.Clone(rec.Results)
 	rec.Series = slices.Clone(rec.Series)
-	return rec, true
+	rec.Concurrent = slices.Clone(rec.Concurrent)
+	return rec
 }
 
 // List returns the history, newest first.
@@ -665,30 +780,33 @@ var ErrFinished = errors.New("the run has finished")
 // the bench notices (its workers stop within one op).
 func (s *Service) Cancel(id string) (Record, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	r, ok := s.runs[id]
 	if !ok {
+		s.mu.Unlock()
 		return Record{}, os.ErrNotExist
 	}
+	rec := r.snapshot()
 	switch r.rec.State {
 	case StateQueued:
 		s.queue = slices.DeleteFunc(s.queue, func(q *run) bool { return q == r })
 		now := s.cfg.Now().UTC()
 		r.rec.State, r.rec.Error, r.rec.Finished = StateCancelled, "cancelled before it started", &now
 		r.job = nil
-		s.persist(r)
-		close(r.done)
-		for ch := range r.subs {
-			close(ch)
-		}
-		r.subs = nil
+		s.persistLocked(r)
 		s.scheduleLocked()
+		rec = r.snapshot()
+		s.mu.Unlock()
+		s.flush()
+		s.ended(r)
+		return rec, nil
 	case StateRunning:
 		r.cancel()
 	default:
-		return r.rec, ErrFinished
+		s.mu.Unlock()
+		return rec, ErrFinished
 	}
-	return r.rec, nil
+	s.mu.Unlock()
+	return rec, nil
 }
 
 // Subscribe returns the samples so far and a channel of the next ones,
@@ -742,19 +860,32 @@ func (s *Service) Wait(ctx context.Context, id string) (Record, error) {
 func (s *Service) Close() error {
 	s.mu.Lock()
 	s.closed = true
-	for _, r := range s.queue {
+	queued := s.queue
+	for _, r := range queued {
 		now := s.cfg.Now().UTC()
 		r.rec.State, r.rec.Error, r.rec.Finished = StateFailed, "the service stopped before this run started", &now
-		s.persist(r)
-		close(r.done)
-		for ch := range r.subs {
-			close(ch)
-		}
-		r.subs = nil
+		r.job = nil
+		s.persistLocked(r)
 	}
 	s.queue = nil
 	s.mu.Unlock()
+	s.flush()
+	for _, r := range queued {
+		s.ended(r)
+	}
 	s.cancel()
 	s.wg.Wait()
+	// Every record is written (each run's end flushed its own); only now
+	// may another service take the directory.
+	s.flush()
+	s.mu.Lock()
+	lock := s.dirLock
+	s.dirLock = nil
+	s.mu.Unlock()
+	if lock != nil {
+		if err := lock.Close(); err != nil {
+			return fmt.Errorf("benchsvc: releasing data directory %s: %w", s.cfg.DataDir, err)
+		}
+	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -413,8 +415,20 @@ func TestHistorySurvivesRestart(t *testing.T) {
 	running, _ := s1.Submit(json.RawMessage(`{}`), []string{"--duration=1h"})
 	time.Sleep(30 * time.Millisecond)
 	// A crash: the record on disk still says running. Close would mark it
-	// failed itself; read the directory as a new process would, first.
-	s2, err := New(Config{Parse: p.parse, DataDir: dir})
+	// failed itself, and s1 holds its directory: read a copy of it as a
+	// new process would, first.
+	crashed := t.TempDir()
+	names, _ := filepath.Glob(filepath.Join(dir, "run-*.json"))
+	for _, name := range names {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(crashed, filepath.Base(name)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s2, err := New(Config{Parse: p.parse, DataDir: crashed})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("bench serve", "[flags]", benchServeAbout, stderr)
 	listen := fs.String("listen", benchServeDefaultListen, "address to listen on; an address other than loopback needs --token")
 	token := fs.String("token", os.Getenv("ALLOT_BENCH_TOKEN"), "bearer token every API request must carry (Authorization: Bearer <token>); also $ALLOT_BENCH_TOKEN")
-	dataDir := fs.String("data", "", "directory keeping the run history across restarts (default: in memory only)")
+	dataDir := fs.String("data", "", "directory keeping the run history across restarts (default: in memory only); one service per directory, a second is refused")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
