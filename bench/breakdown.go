@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -38,26 +39,43 @@ type StageTime struct {
 	P99MS    float64 `json:"p99_ms"`
 	P50Above bool    `json:"p50_above_range,omitempty"`
 	P99Above bool    `json:"p99_above_range,omitempty"`
+	// Note, when set, says why the stage has no figures: its histograms
+	// before and after the run cannot be subtracted.
+	Note string `json:"note,omitempty"`
 }
 
+// Notes of a stage whose histograms before and after the run cannot be
+// subtracted. They name what happened, not figures: any figure from such
+// a pair would be wrong.
+const (
+	// A server restarted during the run counts from zero again: in
+	// unsigned integers, after - before wrapped to counts near 2^64.
+	noteCountsDown = "the server's counts went down during the run (did it restart?): no figures"
+	// Other bucket bounds (another build of the server) cannot be
+	// subtracted bucket by bucket; the figures of after alone would cover
+	// the server's whole life as if it were the run.
+	noteBucketsChanged = "the server's buckets for this stage changed during the run (another build?): no figures"
+)
+
 // NewBreakdown returns after - before, stage by stage (stages are matched
-// by name; one missing before counts from zero).
+// by name; one missing before counts from zero). A stage whose
+// histograms cannot be subtracted, its counts lower after than before or
+// its buckets changed, has a Note saying so and no figures.
 func NewBreakdown(before, after Stages) *Breakdown {
 	b := &Breakdown{}
 	for _, a := range after {
-		counts := append([]uint64(nil), a.Counts...)
-		count, sum := a.Count, a.Sum
+		counts, count, sum, note := a.Counts, a.Count, a.Sum, ""
 		for _, p := range before {
-			if p.Stage == a.Stage && len(p.Counts) == len(counts) {
-				for i := range counts {
-					counts[i] -= p.Counts[i]
-				}
-				count -= p.Count
-				sum -= p.Sum
+			if p.Stage == a.Stage {
+				counts, count, sum, note = subtract(a, p)
+				break
 			}
 		}
-		st := StageTime{Stage: a.Stage, Count: count}
-		if count > 0 {
+		st := StageTime{Stage: a.Stage, Note: note}
+		if note == "" {
+			st.Count = count
+		}
+		if note == "" && count > 0 {
 			st.MeanMS = 1e3 * sum / float64(count)
 			p50, above50 := quantile(a.Bounds, counts, count, 0.50)
 			p99, above99 := quantile(a.Bounds, counts, count, 0.99)
@@ -67,6 +85,25 @@ func NewBreakdown(before, after Stages) *Breakdown {
 		b.Stages = append(b.Stages, st)
 	}
 	return b
+}
+
+// subtract returns after - before of one stage, or a note saying why
+// they cannot be subtracted.
+func subtract(after, before store.StageHistogram) (counts []uint64, count uint64, sum float64, note string) {
+	if !slices.Equal(after.Bounds, before.Bounds) || len(after.Counts) != len(before.Counts) {
+		return nil, 0, 0, noteBucketsChanged
+	}
+	if after.Count < before.Count || after.Sum < before.Sum {
+		return nil, 0, 0, noteCountsDown
+	}
+	counts = make([]uint64, len(after.Counts))
+	for i := range counts {
+		if after.Counts[i] < before.Counts[i] {
+			return nil, 0, 0, noteCountsDown
+		}
+		counts[i] = after.Counts[i] - before.Counts[i]
+	}
+	return counts, after.Count - before.Count, after.Sum - before.Sum, ""
 }
 
 // quantile interpolates the q-quantile (seconds) linearly within the
@@ -95,11 +132,20 @@ func WriteBreakdowns(w io.Writer, runs []Result) error {
 		fmt.Fprintf(w, "breakdown (%s): time per stage inside the server, over the run\n", runLabel(r))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, strings.Join([]string{"stage", "count", "mean ms", "p50 ms", "p99 ms"}, "\t")+"\t")
+		var notes []string
 		for _, s := range r.Breakdown.Stages {
+			if s.Note != "" {
+				fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t\n", s.Stage)
+				notes = append(notes, s.Stage+": "+s.Note)
+				continue
+			}
 			fmt.Fprintf(tw, "%s\t%d\t%.4f\t%s\t%s\t\n", s.Stage, s.Count, s.MeanMS, stageMS(s.P50MS, s.P50Above), stageMS(s.P99MS, s.P99Above))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		for _, n := range notes {
+			fmt.Fprintln(w, n)
 		}
 		fmt.Fprintln(w)
 	}

@@ -18,6 +18,43 @@ import (
 // errorSamplesMax caps the error messages a Result keeps.
 const errorSamplesMax = 5
 
+// ThroughputSecondsMax bounds a result's per-second counts
+// (Result.Throughput): an hour. Later seconds fold into the last count,
+// so that the counts still sum to the run's ops. Unbounded, they grew by
+// a count a second for as long as a run lasted (and by one per worker
+// where each worker counts its own), in memory, in the JSON and in the
+// bench service's history. rw's meter and the bench service keep the
+// same bound, so the CLI's JSON and the service's agree.
+const ThroughputSecondsMax = 3600
+
+// SecondCounts counts the ops completed in each second of a run, at most
+// ThroughputSecondsMax seconds of them: ops of a later second count in
+// the last one. The zero value is empty; one goroutine uses it. It grows
+// only as far as the latest second counted, so a short run keeps a short
+// series (and a worker that counts its own keeps what it saw).
+type SecondCounts struct {
+	counts []int64
+}
+
+// Add counts n ops completed in second s of the run (0 is the first).
+func (c *SecondCounts) Add(s int, n int64) {
+	s = min(s, ThroughputSecondsMax-1)
+	for len(c.counts) <= s {
+		c.counts = append(c.counts, 0)
+	}
+	c.counts[s] += n
+}
+
+// Merge adds o's counts to c, second by second.
+func (c *SecondCounts) Merge(o *SecondCounts) {
+	for s, n := range o.counts {
+		c.Add(s, n)
+	}
+}
+
+// Counts returns the counts, second by second; the caller may keep them.
+func (c *SecondCounts) Counts() []int64 { return c.counts }
+
 // Run loads w into st, replays its ops as cfg says, reads the rows back and
 // checks them. It is NewPlan followed by Plan.Run.
 func Run(ctx context.Context, cfg RunConfig, st store.Store, w *workload.Workload) (*Result, error) {
@@ -128,7 +165,11 @@ type runner struct {
 	offsets  []int64 // open loop, Poisson: each op's intended start after start, ns
 	interval float64 // open loop, constant: ns between intended starts
 
-	throughput []int64
+	throughput SecondCounts
+	seconds    int // the one-second ticks so far
+	// secondTicks, when set, stands in for the one-second ticker that
+	// samples throughput: a test drives an hour-long run with it.
+	secondTicks <-chan time.Time
 
 	errMu        sync.Mutex
 	errorSamples []string
@@ -258,8 +299,12 @@ func (r *runner) run(ctx context.Context) error {
 		defer t.Stop()
 		deadline = t.C
 	}
-	second := time.NewTicker(time.Second)
-	defer second.Stop()
+	second := r.secondTicks
+	if second == nil {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		second = t.C
+	}
 	var progress <-chan time.Time
 	if r.cfg.Progress != nil {
 		t := time.NewTicker(250 * time.Millisecond)
@@ -274,8 +319,8 @@ func (r *runner) run(ctx context.Context) error {
 		case <-finished:
 			r.elapsed = time.Since(r.start)
 			total := r.done()
-			if total > lastTotal || len(r.throughput) == 0 {
-				r.throughput = append(r.throughput, total-lastTotal)
+			if total > lastTotal || r.seconds == 0 {
+				r.throughput.Add(r.seconds, total-lastTotal)
 			}
 			if r.cfg.Progress != nil {
 				r.report(total, 0, true)
@@ -289,9 +334,10 @@ func (r *runner) run(ctx context.Context) error {
 			cancelled = nil // closed for good: stop selecting it
 		case <-deadline:
 			r.stop.Store(true)
-		case <-second.C:
+		case <-second:
 			total := r.done()
-			r.throughput = append(r.throughput, total-lastTotal)
+			r.throughput.Add(r.seconds, total-lastTotal)
+			r.seconds++
 			lastTotal = total
 		case now := <-progress:
 			total := r.done()
@@ -583,7 +629,7 @@ func (r *runner) fill(res *Result) error {
 	if res.Seconds > 0 {
 		res.OpsPerSec = float64(res.Ops) / res.Seconds
 	}
-	res.Throughput = r.throughput
+	res.Throughput = r.throughput.Counts()
 	res.ErrorSamples = r.errorSamples
 	lat := make([]*latencyRecorder, len(r.workers))
 	for i, wk := range r.workers {

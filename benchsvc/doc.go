@@ -35,7 +35,10 @@
 //     early, and timeMs says so); nor does a long run: its live series
 //     keeps a few hundred points (older samples merge, totals kept), and
 //     a result's per-second counts an hour (later seconds fold into the
-//     last);
+//     last); the history keeps historyMax runs (the oldest finished ones
+//     go first, from the start: loading a data directory applies it),
+//     and GET /v1/runs answers it a page at a time, at most listLimitMax
+//     runs;
 //   - a run's events carry its sample number as their id (1, 2, ...): a
 //     client reconnecting with Last-Event-ID gets only the samples after
 //     it, then the end (or, when that sample has been merged since, a

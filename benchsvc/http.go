@@ -217,8 +217,32 @@ func (s *Service) serveSubmit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, map[string]any{"id": rec.ID, "state": rec.State, "args": rec.Args})
 }
 
+// serveList answers a page of the history: ?limit= runs (default
+// listLimitDefault, at most listLimitMax), the newest, or those before
+// ?before=<id> (the previous page's next).
 func (s *Service) serveList(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"runs": s.List()})
+	q := r.URL.Query()
+	limit := listLimitDefault
+	if q.Has("limit") {
+		v := q.Get("limit")
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > listLimitMax {
+			writeError(w, http.StatusBadRequest, "invalid", fmt.Sprintf("limit=%q: give a number of runs from 1 to %d (default %d)", v, listLimitMax, listLimitDefault))
+			return
+		}
+		limit = n
+	}
+	before := q.Get("before")
+	if q.Has("before") && before == "" {
+		writeError(w, http.StatusBadRequest, "invalid", "before is empty: give the id of a run (a page's next), or leave before out for the newest runs")
+		return
+	}
+	page, err := s.List(before, limit)
+	if err != nil {
+		writeSubmitError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
 }
 
 func (s *Service) serveGet(w http.ResponseWriter, r *http.Request) {

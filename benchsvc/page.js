@@ -153,9 +153,27 @@
     });
   }
 
-  // History.
+  // History: the newest historyPage runs, and historyPage more at each
+  // click of "older runs". A refresh asks for as many as are shown,
+  // following the service's next page by page (a page holds at most
+  // historyPageMax): the service pages by a run's id, so runs that come
+  // meanwhile shift nothing, and the table has no gap and no run twice.
+  var historyPage = 100, historyPageMax = 1000, historyWanted = historyPage;
+  function fetchHistory() {
+    var runs = [];
+    function page(before) {
+      var q = "?limit=" + Math.min(historyWanted - runs.length, historyPageMax);
+      if (before) q += "&before=" + encodeURIComponent(before);
+      return api("GET", "/v1/runs" + q).then(function (data) {
+        runs = runs.concat(data.runs);
+        if (data.next && runs.length < historyWanted) return page(data.next);
+        return { runs: runs, total: data.total, more: !!data.next };
+      });
+    }
+    return page("");
+  }
   function refreshHistory() {
-    return api("GET", "/v1/runs").then(function (data) {
+    return fetchHistory().then(function (data) {
       var body = $("history-table").tBodies[0];
       body.textContent = "";
       data.runs.forEach(function (run) {
@@ -182,7 +200,10 @@
         tr.appendChild(act);
         body.appendChild(tr);
       });
+      $("history-more").hidden = !data.more;
+      $("history-count").textContent = data.runs.length < data.total ? data.runs.length + " of " + data.total + " runs" : "";
       root.dataset.historyRows = String(data.runs.length);
+      root.dataset.historyTotal = String(data.total);
       return data.runs;
     });
   }
@@ -261,6 +282,7 @@
 
   $("run-form").addEventListener("submit", submit);
   $("compare").addEventListener("click", compare);
+  $("history-more").addEventListener("click", function () { historyWanted += historyPage; refreshHistory().catch(function (e) { setStatus(e.message, true); }); });
   $("compare-report").addEventListener("click", function () { openReport("/v1/report?runs=" + ticked.map(encodeURIComponent).join(",")); });
   $("report-close").addEventListener("click", function () { $("report").hidden = true; });
   $("live-cancel").addEventListener("click", function () { if (live.id) api("DELETE", "/v1/runs/" + live.id).catch(function (e) { setStatus(e.message, true); }); });

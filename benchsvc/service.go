@@ -229,6 +229,12 @@ type ResultBrief struct {
 // historyMax bounds the runs kept; the oldest finished ones go first.
 const historyMax = 10000
 
+// Bounds of a page of the history (List, GET /v1/runs?limit=).
+const (
+	listLimitDefault = 100
+	listLimitMax     = 1000
+)
+
 // queueMax bounds the runs waiting.
 const queueMax = 1000
 
@@ -315,6 +321,7 @@ func New(cfg Config) (*Service, error) {
 			lock.Close()
 			return nil, err
 		}
+		s.flush()
 	}
 	return s, nil
 }
@@ -368,6 +375,12 @@ func (s *Service) load() error {
 		s.runs[rec.ID] = r
 		s.order = append(s.order, rec.ID)
 	}
+	// The bound holds from the start, not from the next submit: a
+	// directory may hold more (records copied in, a build that kept more).
+	// New flushes the removals.
+	s.mu.Lock()
+	s.trimLocked()
+	s.mu.Unlock()
 	return nil
 }
 
@@ -747,21 +760,51 @@ func (r *run) snapshot() Record {
 	return rec
 }
 
-// List returns the history, newest first.
-func (s *Service) List() []Summary {
+// ListPage is a page of the history, newest first.
+type ListPage struct {
+	Runs []Summary `json:"runs"`
+	// Next is the before of the page after this one (its last run's id),
+	// empty on the last page.
+	Next string `json:"next,omitempty"`
+	// Total is how many runs the history holds.
+	Total int `json:"total"`
+}
+
+// List returns a page of the history, newest first: the limit runs
+// (1 to listLimitMax) that came before run before, or the newest when
+// before is empty. A cursor, not an offset: runs that come while a client
+// pages through the history go on the first page and shift no later one.
+// An error wraps ErrBadRequest: a limit out of bounds, or a before that
+// names no run of the history (a run trimmed since, or no run at all).
+func (s *Service) List(before string, limit int) (ListPage, error) {
+	if limit < 1 || limit > listLimitMax {
+		return ListPage{}, badRequest("limit %d: a page holds 1 to %d runs", limit, listLimitMax)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Summary, 0, len(s.order))
-	for i := len(s.order) - 1; i >= 0; i-- {
+	end := len(s.order) // the page is the newest runs of s.order[:end]
+	if before != "" {
+		// The history is at most historyMax ids: a scan is cheaper than
+		// keeping an index beside s.order through every trim.
+		if end = slices.Index(s.order, before); end < 0 {
+			return ListPage{}, badRequest("before %q: no such run in the history (trimmed since, or never there): start again from the newest page", before)
+		}
+	}
+	start := max(end-limit, 0)
+	page := ListPage{Runs: make([]Summary, 0, end-start), Total: len(s.order)}
+	for i := end - 1; i >= start; i-- {
 		rec := &s.runs[s.order[i]].rec
 		sum := Summary{ID: rec.ID, State: rec.State, Concurrent: rec.Concurrent, Args: rec.Args, Stores: rec.Stores, Created: rec.Created,
 			Finished: rec.Finished, Error: rec.Error, Progress: rec.Progress, Results: []ResultBrief{}}
 		for j := range rec.Results {
 			sum.Results = append(sum.Results, brief(&rec.Results[j]))
 		}
-		out = append(out, sum)
+		page.Runs = append(page.Runs, sum)
 	}
-	return out
+	if start > 0 {
+		page.Next = s.order[start]
+	}
+	return page, nil
 }
 
 func brief(r *bench.Result) ResultBrief {

@@ -432,7 +432,11 @@ func TestHistorySurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list := s2.List()
+	page, err := s2.List("", listLimitDefault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := page.Runs
 	if len(list) != 2 || list[1].ID != done.ID || list[1].State != StateDone || len(list[1].Results) != 1 {
 		t.Fatalf("history after restart: %+v", list)
 	}

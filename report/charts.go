@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -141,31 +142,50 @@ func newChartSet(f *bench.ResultsFile, colors map[string]int) *chartSet {
 	return cs
 }
 
-// throughputChart draws ops completed per second, one series per run.
+// throughputChart draws ops completed per second, one series per run. A
+// run's folded last bucket (see folded) is drawn flat at its average
+// rate from its first second to the run's end: one more x, the run's
+// end, rather than a point per folded second.
 func throughputChart(runs []bench.Result, labels []string, colors map[string]int) (chart, bool) {
 	c := chart{Kind: "throughput", XLabel: "seconds since the first op", YLabel: "ops/s", YUnit: "ops/s",
 		Caption: "Each point is the ops completed in one second of the run. A run's last second is usually cut short: " +
 			"it is shown as ops per second over the part that ran when that part lasted at least half a second, and left out otherwise, " +
 			"so that a run ending a few milliseconds into a second does not look like a collapse."}
 	rates := make([][]float64, len(runs))
+	ends := make([]float64, len(runs)) // a folded run's last x, else 0
 	longest := 0
+	var xs []float64 // the folded runs' ends
 	for i := range runs {
 		rates[i] = perSecond(&runs[i])
 		longest = max(longest, len(rates[i]))
+		if end, ok := folded(&runs[i]); ok {
+			ends[i] = end
+			xs = append(xs, end)
+			c.Caption += fmt.Sprintf(" %s: seconds %s to %s are folded into one count (a result keeps %s seconds one by one), drawn flat at their average rate.",
+				labels[i], intText(int64(len(runs[i].Throughput))), intText(int64(end)), intText(bench.ThroughputSecondsMax))
+		}
 	}
 	if longest == 0 {
 		return c, false
 	}
-	c.X = make(floats, longest)
-	for i := range c.X {
-		c.X[i] = float64(i + 1)
+	for i := range longest {
+		xs = append(xs, float64(i+1))
 	}
+	sort.Float64s(xs)
+	c.X = slices.Compact(xs)
 	for i := range runs {
 		if len(rates[i]) == 0 {
 			continue
 		}
-		y := nanFloats(longest)
-		copy(y, rates[i])
+		y := nanFloats(len(c.X))
+		for j, x := range c.X {
+			switch n := len(rates[i]); {
+			case ends[i] > 0 && x >= float64(n) && x <= ends[i]:
+				y[j] = rates[i][n-1]
+			case x <= float64(n):
+				y[j] = rates[i][int(x)-1]
+			}
+		}
 		c.Series = append(c.Series, series{Label: labels[i], Color: colors[runs[i].Store], Y: y})
 	}
 	if spread(runs) >= throughputLogRatio {
@@ -180,9 +200,22 @@ func throughputChart(runs []bench.Result, labels []string, colors map[string]int
 // a handful of ops makes a wild rate.
 const partialSecondMin = 0.5
 
+// folded reports whether r's last per-second count holds more than its
+// second: a run longer than bench.ThroughputSecondsMax folds its later
+// seconds into the last count. end is the run's last second (rounded
+// up), the x where the folded bucket's flat line ends.
+func folded(r *bench.Result) (end float64, ok bool) {
+	n := len(r.Throughput)
+	if n != bench.ThroughputSecondsMax || !(r.Seconds-float64(n-1) > 1) {
+		return 0, false
+	}
+	return math.Ceil(r.Seconds), true
+}
+
 // perSecond turns a run's per-second counts into rates. Every bucket but
 // the last covers a whole second; the last covers what is left of
-// r.Seconds, and is scaled to a rate over that, or dropped when too short
+// r.Seconds: the rest of the run when it is folded (folded), else at most
+// a second. It is scaled to a rate over that, or dropped when too short
 // (unless it is the run's only bucket).
 func perSecond(r *bench.Result) []float64 {
 	n := len(r.Throughput)
@@ -194,6 +227,10 @@ func perSecond(r *bench.Result) []float64 {
 		out[i] = float64(v)
 	}
 	last := r.Seconds - float64(n-1)
+	if _, ok := folded(r); ok {
+		out[n-1] /= last
+		return out
+	}
 	switch {
 	case last >= 1 || last <= 0 || math.IsNaN(last):
 		// A whole last second, or Seconds disagrees with the series: show

@@ -81,8 +81,10 @@
       xAxis.splits = function (u, i, min, max) { return logSplits(Math.max(1, min), max, false); };
       xAxis.values = function (u, splits) { return splits.map(percentText); };
     } else if (c.kind === "throughput") {
-      // Whole seconds only: the series has one point per second.
-      xAxis.incrs = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200];
+      // Whole seconds only: the series has one point per second (and a
+      // run longer than the hour its result keeps ends in a flat line to
+      // its end, which may be days in).
+      xAxis.incrs = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400, 21600, 43200, 86400, 172800, 604800];
     } else if (c.kind === "sweep") {
       var ticks = c.xTicks || c.x;
       xAxis.splits = function () { return ticks; };

@@ -108,7 +108,7 @@ func Run(ctx context.Context, w *Workload, opt Options, cfg bench.RunConfig, st 
 		}
 	}
 
-	r := &run{w: w, sample: make([][]catalog.Result, opt.CheckSample), sampleDone: make([]bool, opt.CheckSample)}
+	r := &run{w: w, sample: make([][]catalog.Result, opt.CheckSample), sampleDone: make([]bool, opt.CheckSample), now: time.Now}
 	r.timed(ctx, cfg, sessions)
 	// Finish the sample untimed where a duration bound cut the run short.
 	var extraErr error
@@ -149,11 +149,14 @@ type run struct {
 	done       atomic.Int64
 	sample     [][]catalog.Result // sample[j]: the answer to query sampleQuery(j, ...)
 	sampleDone []bool
+	// now is the clock the timed part reads (time.Now; a test drives a
+	// long run with its own).
+	now func() time.Time
 
 	elapsed time.Duration
 	hist    []*hdrhistogram.Histogram
 	maxNS   []int64
-	perSec  []int64
+	perSec  bench.SecondCounts
 
 	mu           sync.Mutex
 	errors       int64
@@ -163,12 +166,14 @@ type run struct {
 func (r *run) timed(ctx context.Context, cfg bench.RunConfig, sessions []store.SearchSession) {
 	r.hist = make([]*hdrhistogram.Histogram, len(sessions))
 	r.maxNS = make([]int64, len(sessions))
-	start := time.Now()
+	start := r.now()
 	var deadline time.Time
 	if cfg.Duration > 0 {
 		deadline = start.Add(cfg.Duration)
 	}
-	completions := make([][]int64, len(sessions)) // per worker, per second
+	// Per worker, so that workers do not contend on shared counters;
+	// each within bench.ThroughputSecondsMax seconds.
+	completions := make([]bench.SecondCounts, len(sessions))
 	var wg sync.WaitGroup
 	for wi, s := range sessions {
 		r.hist[wi] = hdrhistogram.New(1, int64(time.Hour), 3)
@@ -185,21 +190,17 @@ func (r *run) timed(ctx context.Context, cfg bench.RunConfig, sessions []store.S
 				if i >= len(r.w.Queries) {
 					return
 				}
-				t0 := time.Now()
+				t0 := r.now()
 				if !deadline.IsZero() && t0.After(deadline) {
 					return
 				}
 				var err error
 				out, err = s.Search(ctx, r.w.Queries[i], out[:0])
-				t1 := time.Now()
+				t1 := r.now()
 				ns := int64(t1.Sub(t0))
 				r.hist[wi].RecordValue(min(max(ns, 1), int64(time.Hour)))
 				r.maxNS[wi] = max(r.maxNS[wi], ns)
-				sec := int(t1.Sub(start) / time.Second)
-				for len(completions[wi]) <= sec {
-					completions[wi] = append(completions[wi], 0)
-				}
-				completions[wi][sec]++
+				completions[wi].Add(int(t1.Sub(start)/time.Second), 1)
 				r.done.Add(1)
 				if err != nil {
 					r.mu.Lock()
@@ -216,14 +217,9 @@ func (r *run) timed(ctx context.Context, cfg bench.RunConfig, sessions []store.S
 		}()
 	}
 	wg.Wait()
-	r.elapsed = time.Since(start)
-	for _, c := range completions {
-		for len(r.perSec) < len(c) {
-			r.perSec = append(r.perSec, 0)
-		}
-		for s, n := range c {
-			r.perSec[s] += n
-		}
+	r.elapsed = r.now().Sub(start)
+	for i := range completions {
+		r.perSec.Merge(&completions[i])
 	}
 	runtime.KeepAlive(sessions)
 }
@@ -253,7 +249,7 @@ func (r *run) fill(res *bench.Result, cfg bench.RunConfig) {
 			res.Histogram, res.HistogramUnit = string(b), "ns"
 		}
 	}
-	res.Throughput = r.perSec
+	res.Throughput = r.perSec.Counts()
 	res.Errors = r.errors
 	res.ErrorSamples = r.errorSamples
 }
@@ -321,7 +317,7 @@ func Diff(got, want []catalog.Result) string {
 // pipelined is a worker's loop with depth queries in flight: each call
 // carries the next depth queries, and each query's latency sample is its
 // call's round trip.
-func (r *run) pipelined(ctx context.Context, p store.SearchPipeliner, depth, wi int, start, deadline time.Time, completions *[]int64) {
+func (r *run) pipelined(ctx context.Context, p store.SearchPipeliner, depth, wi int, start, deadline time.Time, completions *bench.SecondCounts) {
 	outs := make([][]catalog.Result, depth)
 	for ctx.Err() == nil {
 		from := int(r.next.Add(int64(depth)) - int64(depth))
@@ -329,18 +325,14 @@ func (r *run) pipelined(ctx context.Context, p store.SearchPipeliner, depth, wi 
 			return
 		}
 		to := min(from+depth, len(r.w.Queries))
-		t0 := time.Now()
+		t0 := r.now()
 		if !deadline.IsZero() && t0.After(deadline) {
 			return
 		}
 		err := p.SearchPipeline(ctx, r.w.Queries[from:to], outs[:to-from])
-		t1 := time.Now()
+		t1 := r.now()
 		ns := int64(t1.Sub(t0))
-		sec := int(t1.Sub(start) / time.Second)
-		for len(*completions) <= sec {
-			*completions = append(*completions, 0)
-		}
-		(*completions)[sec] += int64(to - from)
+		completions.Add(int(t1.Sub(start)/time.Second), int64(to-from))
 		r.maxNS[wi] = max(r.maxNS[wi], ns)
 		for range to - from {
 			r.hist[wi].RecordValue(min(max(ns, 1), int64(time.Hour)))
