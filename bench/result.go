@@ -85,7 +85,9 @@ type Result struct {
 	Check        CheckResult `json:"check"`
 
 	// Throughput is the number of ops completed in each whole second of the
-	// run, in order (the last, partial second is included).
+	// run, in order (the last, partial second is included), for at most
+	// ThroughputSecondsMax seconds: ops of later seconds count in the last
+	// one, so the counts always sum to the run's ops.
 	Throughput []int64 `json:"throughput"`
 	// Histogram is the merged HDR latency histogram (the one LatencyMS comes
 	// from), values in HistogramUnit, encoded with hdrhistogram-go's Encode

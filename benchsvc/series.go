@@ -3,6 +3,8 @@ package benchsvc
 import (
 	"slices"
 	"sort"
+
+	"allot/bench"
 )
 
 // Bounds of a run's live series (Record.Series). A run makes a sample a
@@ -134,11 +136,11 @@ func resumable(points []Event, after int) bool {
 }
 
 // throughputSecondsMax bounds a result's per-second counts as the service
-// keeps them: an hour, the bound rw's meter keeps; later seconds fold
-// into the last, so that the counts still sum to the run's ops. Search's
-// and the reservation runner's counts grow a second at a time for as long
-// as a run lasts, and each finished result stays in the history.
-const throughputSecondsMax = 3600
+// keeps them: bench.ThroughputSecondsMax, the bound every result's counts
+// keep at their source; later seconds fold into the last, so that the
+// counts still sum to the run's ops. A result of another build could
+// hold more, and each finished result stays in the history.
+const throughputSecondsMax = bench.ThroughputSecondsMax
 
 // boundThroughput returns counts within throughputSecondsMax, a copy when
 // it folds (the job's result is not changed under it).

@@ -26,9 +26,9 @@ type Meter struct {
 	progressDone sync.WaitGroup
 }
 
-// meterSecondsMax bounds the per-second series (an hour); later seconds
-// fold into the last.
-const meterSecondsMax = 3600
+// meterSecondsMax bounds the per-second series (an hour, as every
+// result's: bench.ThroughputSecondsMax); later seconds fold into the last.
+const meterSecondsMax = bench.ThroughputSecondsMax
 
 // WorkerMeter is one worker's share of a Meter; used by one goroutine.
 type WorkerMeter struct {
