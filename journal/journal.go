@@ -167,6 +167,22 @@ const (
 	// directory that makes its name durable: its frames are synced and
 	// acknowledged, and a power cut loses the file they are in.
 	BrokenSegmentNameNotSynced
+	// BrokenStampRawClock: the engine stamps each batch with its clock as
+	// read, which may go back after a step of the wall clock, instead of
+	// its own time, which never does (engine.Engine's beginLocked).
+	BrokenStampRawClock
+	// BrokenSnapshotInPlace: a snapshot is written under its final name,
+	// without a temporary file renamed into place: a crash while it is
+	// written leaves a torn newest snapshot.
+	BrokenSnapshotInPlace
+	// BrokenRetryDirSync: when the directory sync that makes a new
+	// segment's name durable fails, it is tried again, and the segment
+	// takes frames if that succeeds; after a failed sync no later one
+	// tells whether the name is on the disk.
+	BrokenRetryDirSync
+	// BrokenDataDirNameNotSynced: the data directory's parent is never
+	// synced, so the name of a data directory made at Open is not durable.
+	BrokenDataDirNameNotSynced
 )
 
 // Recovery describes what Open found.
@@ -219,6 +235,11 @@ type Journal struct {
 	segments []segment // oldest first; the last is the current one
 	closed   bool
 
+	// dirMu serializes the syncs of the directory (syncDir); dirErr is the
+	// first of them that failed, sticky.
+	dirMu  sync.Mutex
+	dirErr error
+
 	// bytes counts journal bytes since Open, for metrics. Atomic, not under
 	// mu: mu is held across fdatasync, and Write must never wait for a sync.
 	bytes atomic.Int64
@@ -240,6 +261,41 @@ func parseName(name, prefix, suffix string) (uint64, bool) {
 	}
 	n, err := strconv.ParseUint(name[len(prefix):len(name)-len(suffix)], 10, 64)
 	return n, err == nil
+}
+
+// MakeDir makes the directory opts.Dir, with its missing parents, and
+// makes its name durable. A directory made is a new entry in its parent,
+// on the disk only once the parent is synced (as a segment's name is only
+// with its directory): a power cut before that loses the directory and
+// every segment synced into it. The parent of each directory it made is
+// synced, and the directory's own parent on every call, since a process
+// that made it may have stopped before that sync.
+func MakeDir(opts Options) error {
+	fs, dir := opts.FS, path.Clean(opts.Dir)
+	if fs == nil {
+		fs = vfs.OS{}
+	}
+	parents := []string{path.Dir(dir)}
+	for d := dir; d != "/" && d != "."; d = path.Dir(d) {
+		if _, err := fs.List(d); err == nil {
+			break
+		}
+		if p := path.Dir(d); p != parents[len(parents)-1] {
+			parents = append(parents, p)
+		}
+	}
+	if err := fs.MkdirAll(dir); err != nil {
+		return fmt.Errorf("journal: create %s: %w", dir, err)
+	}
+	if opts.Broken == BrokenDataDirNameNotSynced {
+		return nil
+	}
+	for _, p := range parents {
+		if err := fs.SyncDir(p); err != nil {
+			return fmt.Errorf("journal: sync directory %s, which holds the name of %s: %w", p, dir, err)
+		}
+	}
+	return nil
 }
 
 // Open recovers the state from dir and opens the journal for appending. It
@@ -725,9 +781,13 @@ func (j *Journal) startSegment(firstLSN uint64) error {
 	// The new name (a created file, or the spare renamed) is durable only
 	// with its directory: a file's fdatasync does not write its name.
 	if j.opts.Broken != BrokenSegmentNameNotSynced {
-		if err := j.opts.FS.SyncDir(j.opts.Dir); err != nil {
+		err := j.syncDir()
+		if err != nil && j.opts.Broken == BrokenRetryDirSync {
+			err = j.opts.FS.SyncDir(j.opts.Dir)
+		}
+		if err != nil {
 			f.Close()
-			return fmt.Errorf("journal: sync directory %s: %w", j.opts.Dir, err)
+			return err
 		}
 	}
 	j.file = f
@@ -802,11 +862,47 @@ func (j *Journal) retire(f vfs.File, mapped []byte, name string) error {
 		err = fmt.Errorf("journal: close full segment %s: %w", name, cerr)
 	}
 	if err == nil {
-		if derr := j.opts.FS.SyncDir(j.opts.Dir); derr != nil {
-			err = fmt.Errorf("journal: sync directory %s: %w", j.opts.Dir, derr)
-		}
+		err = j.syncDir()
 	}
 	return err
+}
+
+// syncDir syncs the journal's directory. Once a sync failed, none is tried
+// again and every later call fails: what a failed directory sync left on
+// the disk is unknown (the entries it covered may have reached it or not,
+// and a later sync that succeeds need not write them), so a segment's
+// name created or renamed before it may never be durable, however often
+// the directory is synced again. The syncs are serialized, so that one
+// failing on a snapshot's goroutine cannot fall unseen between a new
+// segment's rename and that segment's own sync: the segment then fails
+// to start and the engine stops, where it went on acknowledging frames in
+// a segment a remount took away (sim's
+// TestAFailedSnapshotDirectorySyncStopsTheEngine).
+func (j *Journal) syncDir() error {
+	j.dirMu.Lock()
+	defer j.dirMu.Unlock()
+	if j.dirErr != nil {
+		return j.dirErr
+	}
+	if err := j.opts.FS.SyncDir(j.opts.Dir); err != nil {
+		j.dirErr = fmt.Errorf("journal: sync directory %s: %w", j.opts.Dir, err)
+		return j.dirErr
+	}
+	return nil
+}
+
+// dirSyncFS is the journal's file system with the syncs of its directory
+// made by syncDir, for the snapshot's vfs.WriteFileAtomic.
+type dirSyncFS struct {
+	vfs.FS
+	j *Journal
+}
+
+func (f dirSyncFS) SyncDir(dir string) error {
+	if path.Clean(dir) == path.Clean(f.j.opts.Dir) {
+		return f.j.syncDir()
+	}
+	return f.FS.SyncDir(dir)
 }
 
 // waitRetired waits for the retirement under way, if any, and returns the
@@ -1094,7 +1190,11 @@ func (j *Journal) WriteSnapshot(snap *Snapshot) error {
 		}
 		snap = &kept
 	}
-	if err := writeSnapshot(j.opts.FS, j.opts.Dir, snap); err != nil {
+	write := writeSnapshot
+	if j.opts.Broken == BrokenSnapshotInPlace {
+		write = writeSnapshotInPlace
+	}
+	if err := write(dirSyncFS{j.opts.FS, j}, j.opts.Dir, snap); err != nil {
 		return err
 	}
 	names, err := j.opts.FS.List(j.opts.Dir)
@@ -1130,7 +1230,7 @@ func (j *Journal) WriteSnapshot(snap *Snapshot) error {
 			return fmt.Errorf("journal: remove segment %s: %w", s.name, err)
 		}
 	}
-	return j.opts.FS.SyncDir(j.opts.Dir)
+	return j.syncDir()
 }
 
 // removeCovered removes the segments segs and the snapshots snaps, which

@@ -193,3 +193,27 @@ func writeSnapshot(fs vfs.FS, dir string, snap *Snapshot) error {
 	}
 	return nil
 }
+
+// writeSnapshotInPlace is writeSnapshot broken (BrokenSnapshotInPlace): the
+// file is created under its final name and written there.
+func writeSnapshotInPlace(fs vfs.FS, dir string, snap *Snapshot) error {
+	final := path.Join(dir, snapshotName(snap.LSN))
+	f, err := fs.Create(final)
+	if err != nil {
+		return fmt.Errorf("journal: snapshot %s: %w", final, err)
+	}
+	_, err = f.Write(encodeSnapshot(snap))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = fs.SyncDir(dir)
+	}
+	if err != nil {
+		return fmt.Errorf("journal: snapshot %s: %w", final, err)
+	}
+	return nil
+}

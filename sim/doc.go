@@ -1,12 +1,17 @@
 // Package sim is allot's deterministic simulator: one seed decides the
-// workload, the simulated clock, the order in which each window of
-// concurrent requests is submitted, the storage faults (EIO and ENOSPC on
+// workload, the simulated clock (which steps back, up to 2 s, and
+// forward, up to 5 s, after one window in eight, as NTP steps a wall
+// clock, and may come back up to 2 s behind after a power cut), the order
+// in which each window of
+// concurrent requests is submitted, how often snapshots are taken (every
+// 150, 400 or 1,500 ops), the storage faults (EIO and ENOSPC on
 // file creates, opens, reads, writes, syncs, directory syncs, renames,
 // removes, truncates, maps and unmaps), the crash and restart points, and
 // the retention window each restart opens the engine with (60 ms to 24 h:
 // an operator may shorten or lengthen it, and recovery must replay ops
 // that ran under another window; the model applies each op under the one
-// it ran with).
+// it ran with; once a snapshot was written a restart does not lengthen
+// it, see snapshotWritten).
 //
 // The workload has every op kind the engine has: stock sets, captures,
 // releases, holds with a time to live, confirms, cancels, orders and hold
@@ -23,8 +28,15 @@
 // as on a real disk. A failed fdatasync leaves the pages it did not write
 // readable but clean, never written by a later sync, as Linux does
 // (vfs.SyncFailer). Directory entries are durable only once their
-// directory is synced. A power cut keeps a seed-chosen subset of every
-// file's unsynced 4 KiB pages, each whole, torn or lost, in no order
+// directory is synced, and so is a directory's own name: a data directory
+// the engine makes is lost, with all in it, by a power cut before its
+// parent is synced. A failed directory sync leaves the directory's state
+// unknown (faultfs.go, machine): the entry changes since its last good
+// sync all reached the disk or none did, drawn at the failure, and no
+// later sync changes that, whatever it reports; the file system must be
+// remounted, so the next crash is a power cut, and a recovery that failed
+// on it runs again only after one. A power cut keeps a seed-chosen subset
+// of every file's unsynced 4 KiB pages, each whole, torn or lost, in no order
 // (unordered writeback), and each directory's entries as of its last
 // sync. A process crash keeps the page cache and the entries as they are,
 // still unsynced (vfs.Mem.CrashProcess): a power cut later in the run
@@ -35,8 +47,13 @@
 // from. In fsync runs the process may also die in an fdatasync of
 // a segment, between the write of a frame and its sync (the one point of
 // that mode where the page cache holds more than the disk), faults on or
-// off. Half the crashes come in the middle of a window, with replies
-// outstanding.
+// off. With faults on, the process also dies at a step of writing a
+// snapshot (each call on its file, the rename, the directory sync), of
+// retiring segments (removing those a snapshot covers, the directory sync
+// after; in write and none modes the sync and unmap of a full segment),
+// and at any rename, remove or directory sync (Config.StepKillRate), and
+// the machine goes down with it as often as at other crashes. Half the
+// crashes come in the middle of a window, with replies outstanding.
 //
 // After every recovery the simulator checks the promises, against a
 // reference model (inventory.State, the same pure state machine, fed the
@@ -51,6 +68,18 @@
 //   - in every mode, the prefix holds at least every op the previous
 //     recovery replayed: recovery makes them durable before it appends;
 //   - every acknowledged reply equals the model's reply;
+//   - every op the recovered journal holds carries, as its time stamp
+//     (an event's time_ms), the time the model applied it at: the
+//     engine's own time, which never goes back whatever the clock did
+//     (under write and none, the ops recovery replayed; the history
+//     before the newest snapshot is not promised past a power cut);
+//   - the engine recovers at a time no earlier than its last op's and no
+//     later than any it ran at;
+//   - the model's ops keep the rules of time (checkTime, an oracle apart
+//     from the state machine the model shares with the engine): times
+//     never decrease; a hold expires at or after its deadline, earliest
+//     deadline first, once; no op is applied while a hold is held past
+//     its deadline; no confirm or cancel takes a hold past it;
 //   - no op was acknowledged that was submitted after the engine reported
 //     a journal error, or during whose Submit the journal failed
 //     (fail-stop).
@@ -70,7 +99,8 @@
 // between runs of one seed. With faults off, a seed's counts (acknowledged
 // ops, crashes) repeat from run to run; with faults on they may differ a
 // little. A replay reproduces the workload, the frames, the fault schedule
-// and the crash points.
+// and the crash points; with faults on, the crashes at the steps of the
+// background goroutines vary between runs as their faults do.
 //
 // Its power is tested (sim_test.go, power_audit11_test.go): each
 // deliberately broken component is caught within 1,000 seeds — an
@@ -79,7 +109,14 @@
 // ops were acknowledged (apply before append: journal.BrokenLateAppend), a
 // recovery that does not cut a torn tail or hole
 // (journal.BrokenKeepTornTail), a new segment whose name is never synced
-// into its directory (journal.BrokenSegmentNameNotSynced), and a recovery
+// into its directory (journal.BrokenSegmentNameNotSynced), a recovery
 // that does not write again (journal.BrokenNoRecoveryRewrite) or does not
-// sync (journal.BrokenNoRecoverySync) the frames it replayed.
+// sync (journal.BrokenNoRecoverySync) the frames it replayed, an engine
+// that stamps batches with a clock that went back
+// (journal.BrokenStampRawClock), a snapshot written in place rather than
+// renamed into it (journal.BrokenSnapshotInPlace), a directory sync
+// retried after it failed (journal.BrokenRetryDirSync) and a data
+// directory whose parent is never synced
+// (journal.BrokenDataDirNameNotSynced) (clock_audit13_test.go,
+// crashpoints_audit13_test.go, dirsync_audit13_test.go).
 package sim

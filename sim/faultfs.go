@@ -19,14 +19,18 @@ import (
 // truncate, map, unmap), each call failing with probability rate. A failed
 // sync leaves the bytes it did not write readable but clean, never to be
 // written by a later sync (vfs.SyncFailer), as Linux does; a failed
-// directory sync changes nothing (ext4 and xfs journal directory entries,
-// and a journal that cannot be written stops the file system instead). The
+// directory sync leaves the directory's entries unknown until the file
+// system is remounted (machine): it used to change nothing, so that a
+// sync tried again made every entry durable, which hid a journal that
+// retries one and goes on. The
 // n-th call of one kind on one file is decided by the seed, the kind, the
 // file and n, not by the order of all calls: the engine's background
 // goroutines (spare preallocation, the sync of full segments, snapshots)
 // then do not shift the faults of the calls made in the seed's order.
 // Reads fail only while reads is set (recovery), so that a run does not
-// end in a loop of failed opens.
+// end in a loop of failed opens. Besides its faults, it kills the process:
+// in an fdatasync of a segment (kill) and at a step of writing a snapshot
+// or retiring a segment (stepKill).
 type faultFS struct {
 	fs vfs.FS
 
@@ -43,13 +47,84 @@ type faultFS struct {
 	// journal segment, after its frames were written and before they are
 	// synced, while kills is set (between recoveries). mem is the
 	// machine's file system: killed is what the next process finds there
-	// (vfs.Mem.CrashProcess, taken as the sync begins). That sync and
+	// (vfs.Mem.CrashProcess, taken as the sync begins). That call and
 	// every later one fail, so the dead process acknowledges nothing
-	// more; what it writes after goes where no one reads.
+	// more (but a copy into a mapped segment, which makes no call: the
+	// simulator counts no ack it saw after the death); what it writes
+	// goes where no one reads.
 	killRate float64
 	kills    bool
 	mem      *vfs.Mem
 	killed   *vfs.Mem
+	// dying is set the moment the process dies, before killed is taken
+	// (captured is closed then): an ack seen while it is unset came
+	// before the death, and is in what the next process finds.
+	dying    bool
+	captured chan struct{}
+	// stepKillRate is the chance that the process dies at one step of
+	// writing a snapshot, of retiring a segment, or of any rename, remove
+	// or directory sync (stepKill), while kills is set; killedAt names the
+	// step it died at.
+	stepKillRate float64
+	killedAt     string
+	// stepOnly, when set, limits the steps the process may die at to one
+	// kind (stepKind), for a test that aims at each in turn.
+	stepOnly string
+	// unsynced: the engine's segments are synced only when full (write
+	// and none modes), so a sync or unmap of one is a step of retiring it.
+	unsynced bool
+	// machine is what outlives this process on its machine (see
+	// machine); retired says a crash ended this process, whose goroutines
+	// may still call in but no longer act on the machine.
+	machine *machine
+	retired bool
+}
+
+// machine is the state of one simulated machine that outlives a process
+// and ends at a power cut (or a remount, which is one for the file system):
+// what a failed directory sync left unknown, and whether the data
+// directory's own name is durable.
+//
+// A directory made by MkdirAll is a new entry in its parent, durable only
+// once the parent is synced; a power cut before that loses the directory
+// and everything in it. A failed directory sync (EIO, ENOSPC) leaves the
+// directory's state unknown, as Linux leaves it: the entry changes made
+// since its last good sync may each have reached the disk or not, decided
+// at the failure (both are drawn: all of them, or none), and no later sync
+// decides again, whether it reports success or not: only changing the
+// entry again (a create of a missing name, a rename, a remove) and syncing
+// that makes it durable. The file system must be remounted (ext4 and xfs
+// stop at such a failure): the next crash is a power cut, and a recovery
+// that failed on it is retried only after one.
+type machine struct {
+	mu sync.Mutex
+	// newDirs are directories MkdirAll made whose names are not durable
+	// yet; true: a failed sync of the parent left it unknown and it stays
+	// so.
+	newDirs map[string]bool
+	// stuck are the entries a failed directory sync left unknown and not
+	// on the disk, by path: what the disk holds for each.
+	stuck map[string]*stuckEntry
+	// remount: a directory sync failed since the last power cut.
+	remount bool
+	// dirSyncFailures counts the directory syncs that failed, for the
+	// draw of what each left on the disk.
+	dirSyncFailures uint64
+}
+
+// stuckEntry is what the disk holds for a name a failed directory sync
+// left unknown and unwritten: the file as it was durable then (absent:
+// the name was not on the disk).
+type stuckEntry struct {
+	absent  bool
+	content []byte
+	// changed: the entry was changed again since, so the next good sync of
+	// its directory makes its new state durable.
+	changed bool
+}
+
+func newMachine() *machine {
+	return &machine{newDirs: map[string]bool{}, stuck: map[string]*stuckEntry{}}
 }
 
 // errKilled is what a killed process's calls return.
@@ -59,7 +134,7 @@ var errKilled = errors.New("sim: the process was killed")
 // it takes what the next process finds.
 func (f *faultFS) kill(name string) bool {
 	f.mu.Lock()
-	if f.killed != nil {
+	if f.dying {
 		f.mu.Unlock()
 		return true
 	}
@@ -71,32 +146,93 @@ func (f *faultFS) kill(name string) bool {
 	f.calls[key]++
 	h := fnv.New64a()
 	h.Write([]byte(key))
-	dies := rand.New(rand.NewPCG(f.seed^h.Sum64(), f.calls[key])).Float64() < f.killRate
-	f.mu.Unlock()
-	if !dies {
+	if rand.New(rand.NewPCG(f.seed^h.Sum64(), f.calls[key])).Float64() >= f.killRate {
+		f.mu.Unlock()
 		return false
 	}
-	killed := f.mem.CrashProcess()
-	f.mu.Lock()
-	f.killed = killed
-	f.mu.Unlock()
+	f.dieLocked("")
 	return true
 }
 
-// dead reports whether the process was killed in a sync.
+// dieLocked ends the process at this call, step naming it ("" for a death
+// in an fdatasync of a segment): dead at once, then what the next process
+// finds is taken. Called with f.mu held; returns with it released.
+func (f *faultFS) dieLocked(step string) {
+	f.dying, f.killedAt = true, step
+	f.captured = make(chan struct{})
+	f.mu.Unlock()
+	killed := f.mem.CrashProcess()
+	f.mu.Lock()
+	f.killed = killed
+	close(f.captured)
+	f.mu.Unlock()
+}
+
+// dead reports whether the process was killed.
 func (f *faultFS) dead() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.killed != nil
+	return f.dying
 }
 
-// takeKilled returns what a process killed in a sync left, or nil.
+// takeKilled returns what a killed process left, or nil.
 func (f *faultFS) takeKilled() *vfs.Mem {
+	f.mu.Lock()
+	captured := f.captured
+	f.mu.Unlock()
+	if captured != nil {
+		<-captured
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	k := f.killed
-	f.killed = nil
+	f.killed, f.dying, f.captured = nil, false, nil
 	return k
+}
+
+// stepKill decides whether the process dies at this call, a step of
+// writing a snapshot (any call on a snapshot file), of retiring segments
+// (removing one, or, in an unsynced journal, syncing or unmapping a full
+// one), or any rename, remove or directory sync. If it does, it takes what
+// the next process finds, as kill does, and every later call fails.
+func (f *faultFS) stepKill(op, name string) bool {
+	f.mu.Lock()
+	if f.dying {
+		f.mu.Unlock()
+		return true
+	}
+	base := path.Base(name)
+	step := strings.HasPrefix(base, "snapshot-") || op == "remove" || op == "rename" || op == "syncdir" ||
+		(f.unsynced && (op == "sync" || op == "unmap") && strings.HasPrefix(base, "journal-"))
+	if !f.kills || f.stepKillRate == 0 || !step || (f.stepOnly != "" && stepKind(op, base) != f.stepOnly) {
+		f.mu.Unlock()
+		return false
+	}
+	key := "step " + op + " " + name
+	f.calls[key]++
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	if rand.New(rand.NewPCG(f.seed^h.Sum64(), f.calls[key])).Float64() >= f.stepKillRate {
+		f.mu.Unlock()
+		return false
+	}
+	f.dieLocked(op + " " + base)
+	return true
+}
+
+// stepKind names the kind of a step, op and the file's base name: "sync
+// snapshot.tmp", "rename snapshot.tmp", "remove snapshot", "remove
+// segment", "unmap segment", "syncdir data", "rename segment.spare".
+func stepKind(op, base string) string {
+	switch {
+	case strings.HasPrefix(base, "snapshot-") && strings.HasSuffix(base, ".tmp"):
+		base = "snapshot.tmp"
+	case strings.HasPrefix(base, "snapshot-"):
+		base = "snapshot"
+	case strings.HasPrefix(base, "journal-"):
+		base = "segment"
+	}
+	return op + " " + base
 }
 
 func (f *faultFS) setKills(on bool) {
@@ -113,6 +249,10 @@ func newFaultFS(fs vfs.FS, seed uint64, rate float64) *faultFS {
 func (f *faultFS) fail(op, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.dying {
+		// A dead process's calls land nowhere the next one looks.
+		return errKilled
+	}
 	if f.rate == 0 {
 		return nil
 	}
@@ -146,8 +286,19 @@ func (f *faultFS) wrap(name string, file vfs.File, err error) (vfs.File, error) 
 }
 
 func (f *faultFS) Create(name string) (vfs.File, error) {
+	if f.stepKill("create", name) {
+		return nil, errKilled
+	}
 	if err := f.fail("create", name); err != nil {
 		return nil, err
+	}
+	// A create of a name that exists truncates that file: no entry change.
+	if f.isStuck(name) {
+		if g, err := f.fs.Open(name); err == nil {
+			g.Close()
+		} else {
+			defer f.entryChanged(name)
+		}
 	}
 	file, err := f.fs.Create(name)
 	return f.wrap(name, file, err)
@@ -186,28 +337,243 @@ func (f *faultFS) readFaults() bool {
 }
 
 func (f *faultFS) Remove(name string) error {
+	if f.stepKill("remove", name) {
+		return errKilled
+	}
 	if err := f.fail("remove", name); err != nil {
 		return err
 	}
+	f.entryChanged(name)
 	return f.fs.Remove(name)
 }
 
 func (f *faultFS) Rename(from, to string) error {
+	if f.stepKill("rename", from) {
+		return errKilled
+	}
 	if err := f.fail("rename", from); err != nil {
 		return err
 	}
+	f.entryChanged(from)
+	f.entryChanged(to)
 	return f.fs.Rename(from, to)
 }
 
 func (f *faultFS) List(dir string) ([]string, error)   { return f.fs.List(dir) }
-func (f *faultFS) MkdirAll(dir string) error           { return f.fs.MkdirAll(dir) }
 func (f *faultFS) Lock(name string) (io.Closer, error) { return f.fs.Lock(name) }
 
-func (f *faultFS) SyncDir(dir string) error {
-	if err := f.fail("syncdir", dir); err != nil {
+// MkdirAll makes dir and its missing parents; each one it makes is a new
+// entry in its parent, durable only once the parent is synced (machine).
+func (f *faultFS) MkdirAll(dir string) error {
+	var made []string
+	for d := path.Clean(dir); d != "/" && d != "."; d = path.Dir(d) {
+		if _, err := f.fs.List(d); err == nil {
+			break
+		}
+		made = append(made, d)
+	}
+	if err := f.fs.MkdirAll(dir); err != nil {
 		return err
 	}
-	return f.fs.SyncDir(dir)
+	if m := f.liveMachine(); m != nil {
+		m.mu.Lock()
+		for _, d := range made {
+			m.newDirs[d] = false
+		}
+		m.mu.Unlock()
+	}
+	return nil
+}
+
+// SyncDir syncs dir, or fails and leaves its entries unknown (machine).
+func (f *faultFS) SyncDir(dir string) error {
+	if f.stepKill("syncdir", dir) {
+		return errKilled
+	}
+	if err := f.fail("syncdir", dir); err != nil {
+		if !errors.Is(err, errKilled) {
+			f.dirSyncFailed(path.Clean(dir))
+		}
+		return err
+	}
+	if err := f.fs.SyncDir(dir); err != nil {
+		return err
+	}
+	f.dirSynced(path.Clean(dir))
+	return nil
+}
+
+// liveMachine returns the machine this process runs on, or nil for a
+// process a crash ended (its goroutines may still call in).
+func (f *faultFS) liveMachine() *machine {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.retired || f.dying {
+		return nil
+	}
+	return f.machine
+}
+
+func (f *faultFS) isStuck(name string) bool {
+	m := f.liveMachine()
+	if m == nil {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.stuck[path.Clean(name)] != nil
+}
+
+// entryChanged notes a change of name's directory entry: a name a failed
+// directory sync left unknown is made durable by the next good sync.
+func (f *faultFS) entryChanged(name string) {
+	m := f.liveMachine()
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	if e := m.stuck[path.Clean(name)]; e != nil {
+		e.changed = true
+	}
+	m.mu.Unlock()
+}
+
+// dirSynced notes a good sync of dir: the new directories in it and the
+// entries changed since a failed sync are durable now.
+func (f *faultFS) dirSynced(dir string) {
+	m := f.liveMachine()
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for d, unknown := range m.newDirs {
+		if path.Dir(d) == dir && !unknown {
+			delete(m.newDirs, d)
+		}
+	}
+	for name, e := range m.stuck {
+		if path.Dir(name) == dir && e.changed {
+			delete(m.stuck, name)
+		}
+	}
+}
+
+// dirSyncFailed leaves dir's entry changes since its last good sync
+// unknown: drawn from the seed, they all reached the disk, or none did and
+// none will by a later sync (machine). Either way the file system must be
+// remounted.
+func (f *faultFS) dirSyncFailed(dir string) {
+	m := f.liveMachine()
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	m.remount = true
+	m.dirSyncFailures++
+	reached := rand.New(rand.NewPCG(f.seed, m.dirSyncFailures)).IntN(2) == 0
+	m.mu.Unlock()
+	if reached {
+		if f.fs.SyncDir(dir) == nil {
+			f.dirSynced(dir)
+		}
+		return
+	}
+	// What the disk holds now: the durable namespace, as a power cut
+	// would find it.
+	disk := f.mem.Crash(nil)
+	onDisk := map[string]bool{}
+	for _, n := range disk.Names() {
+		if path.Dir(n) == dir {
+			onDisk[n] = true
+		}
+	}
+	now := map[string]bool{}
+	for _, n := range f.mem.Names() {
+		if path.Dir(n) == dir {
+			now[n] = true
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for d := range m.newDirs {
+		if path.Dir(d) == dir {
+			m.newDirs[d] = true
+		}
+	}
+	for n := range now {
+		if !onDisk[n] && m.stuck[n] == nil {
+			m.stuck[n] = &stuckEntry{absent: true}
+		}
+	}
+	for n := range onDisk {
+		if !now[n] && m.stuck[n] == nil {
+			content, _ := vfs.ReadFile(disk, n)
+			m.stuck[n] = &stuckEntry{content: content}
+		}
+	}
+	for n, e := range m.stuck {
+		if path.Dir(n) == dir {
+			// A change since the last failure is unknown again.
+			e.changed = false
+		}
+	}
+}
+
+// powerCut applies to survived, the disk after a power cut, what the
+// machine left unknown: the entries a failed directory sync left off the
+// disk are as the disk held them, and a directory whose name was never
+// made durable is gone with everything in it. It returns the disk and
+// resets the machine, which the power cut (or remount) restarts.
+func (m *machine) powerCut(survived *vfs.Mem, mapping bool) *vfs.Mem {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for name, e := range m.stuck {
+		if e.absent {
+			survived.Remove(name)
+		} else if g, err := survived.Create(name); err == nil {
+			g.WriteAt(e.content, 0)
+			g.Sync()
+			g.Close()
+		}
+		survived.SyncDir(path.Dir(name))
+	}
+	if len(m.newDirs) > 0 {
+		gone := func(name string) bool {
+			for d := range m.newDirs {
+				if strings.HasPrefix(name, d+"/") {
+					return true
+				}
+			}
+			return false
+		}
+		fresh := vfs.NewMem()
+		if mapping {
+			fresh.EnableMapping()
+		}
+		for _, name := range survived.Names() {
+			if gone(name) {
+				continue
+			}
+			content, _ := vfs.ReadFile(survived, name)
+			fresh.MkdirAll(path.Dir(name))
+			if g, err := fresh.Create(name); err == nil {
+				g.WriteAt(content, 0)
+				g.Sync()
+				g.Close()
+			}
+			fresh.SyncDir(path.Dir(name))
+		}
+		survived = fresh
+	}
+	m.newDirs, m.stuck, m.remount = map[string]bool{}, map[string]*stuckEntry{}, false
+	return survived
+}
+
+func (m *machine) mustRemount() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.remount
 }
 
 type faultFile struct {
@@ -217,6 +583,9 @@ type faultFile struct {
 }
 
 func (f *faultFile) Write(p []byte) (int, error) {
+	if f.fs.stepKill("write", f.name) {
+		return 0, errKilled
+	}
 	if err := f.fs.fail("write", f.name); err != nil {
 		// A failed write may have stored part of p: a torn write.
 		n, _ := f.File.Write(p[:len(p)/2])
@@ -226,6 +595,9 @@ func (f *faultFile) Write(p []byte) (int, error) {
 }
 
 func (f *faultFile) WriteAt(p []byte, off int64) (int, error) {
+	if f.fs.stepKill("write", f.name) {
+		return 0, errKilled
+	}
 	if err := f.fs.fail("write", f.name); err != nil {
 		n, _ := f.File.WriteAt(p[:len(p)/2], off)
 		return n, err
@@ -246,7 +618,7 @@ func (f *faultFile) ReadAt(p []byte, off int64) (int, error) {
 // write stay readable but are marked clean, so no later Sync writes them
 // and a power cut loses them (vfs.SyncFailer).
 func (f *faultFile) Sync() error {
-	if f.fs.kill(f.name) {
+	if f.fs.kill(f.name) || f.fs.stepKill("sync", f.name) {
 		return errKilled
 	}
 	if err := f.fs.fail("sync", f.name); err != nil {
@@ -287,6 +659,9 @@ func (f *faultFile) Map(size int64) ([]byte, error) {
 
 // Unmap unmaps, or fails with an injected fault (the mapping then stays).
 func (f *faultFile) Unmap(b []byte) error {
+	if f.fs.stepKill("unmap", f.name) {
+		return errKilled
+	}
 	if err := f.fs.fail("unmap", f.name); err != nil {
 		return err
 	}

@@ -43,6 +43,16 @@ const (
 	// does not. It is part of the crash schedule, not a fault: it applies
 	// with faults off too.
 	killRate = 0.002
+	// StepKillRateDefault is Config.StepKillRate's default with faults
+	// on.
+	StepKillRateDefault = 0.01
+	// clockStepBackMaxMS and clockStepForwardMaxMS bound a step of the
+	// wall clock (NTP, or a machine that boots with its clock behind):
+	// past every hold's time to live and the shorter retention windows.
+	clockStepBackMaxMS    = 2000
+	clockStepForwardMaxMS = 5000
+	// clockStepOneIn: the clock steps after one window in this many.
+	clockStepOneIn = 8
 )
 
 // Config is one simulated run.
@@ -57,6 +67,20 @@ type Config struct {
 	FaultRate float64
 	// Broken swaps in a broken component, to test the simulator itself.
 	Broken Broken
+	// StepKillRate is the chance that the process dies at one step of
+	// writing a snapshot or retiring a segment, or at any rename, remove
+	// or directory sync (faultFS.stepKill). Default: StepKillRateDefault
+	// with faults on, none with faults off (those steps run on the
+	// engine's background goroutines too, so where they fall varies
+	// between runs of a seed, as faults do); negative: none.
+	StepKillRate float64
+	// stepKillOnly, when set, limits the steps of StepKillRate to one kind
+	// (stepKind): a test aims at each in turn.
+	stepKillOnly string
+	// Dir is the data directory (default /data). The engine makes it at
+	// the first open, with its missing parents: each is a new name in its
+	// parent, durable only once the parent is synced.
+	Dir string
 }
 
 // Broken names a deliberately broken component.
@@ -96,6 +120,21 @@ const (
 	// BrokenNoRecoverySync: recovery neither writes again nor syncs what
 	// it replayed (journal.BrokenNoRecoverySync).
 	BrokenNoRecoverySync
+	// BrokenStampRawClock: the engine stamps a batch with the clock as
+	// read, which may go back, instead of its own never-decreasing time
+	// (journal.BrokenStampRawClock).
+	BrokenStampRawClock
+	// BrokenSnapshotInPlace: a snapshot is written under its final name,
+	// with no temporary file and rename (journal.BrokenSnapshotInPlace).
+	BrokenSnapshotInPlace
+	// BrokenRetryDirSync: a new segment whose directory sync failed is
+	// synced again, and the journal goes on when that succeeds
+	// (journal.BrokenRetryDirSync).
+	BrokenRetryDirSync
+	// BrokenDataDirNameNotSynced: the data directory's parent is never
+	// synced, so a new data directory's own name is not durable
+	// (journal.BrokenDataDirNameNotSynced).
+	BrokenDataDirNameNotSynced
 )
 
 func (b Broken) journal() journal.Broken {
@@ -114,6 +153,14 @@ func (b Broken) journal() journal.Broken {
 		return journal.BrokenNoRecoveryRewrite
 	case BrokenNoRecoverySync:
 		return journal.BrokenNoRecoverySync
+	case BrokenStampRawClock:
+		return journal.BrokenStampRawClock
+	case BrokenSnapshotInPlace:
+		return journal.BrokenSnapshotInPlace
+	case BrokenRetryDirSync:
+		return journal.BrokenRetryDirSync
+	case BrokenDataDirNameNotSynced:
+		return journal.BrokenDataDirNameNotSynced
 	}
 	return journal.BrokenNone
 }
@@ -122,12 +169,15 @@ func (b Broken) journal() journal.Broken {
 type Result struct {
 	Seed       uint64
 	Durability engine.Durability
-	Ops        int
-	Acked      int
-	Crashes    int
-	PowerCuts  int // of Crashes; the others are crashes of the process
-	Faults     int
-	Recoveries int
+	Dir        string
+	// StepKillRate is the run's Config.StepKillRate, defaults filled.
+	StepKillRate float64
+	Ops          int
+	Acked        int
+	Crashes      int
+	PowerCuts    int // of Crashes; the others are crashes of the process
+	Faults       int
+	Recoveries   int
 	// Kills counts the crashes of the process in an fdatasync, between a
 	// frame's write and its sync (fsync runs).
 	Kills int
@@ -135,6 +185,19 @@ type Result struct {
 	// crash of the process earlier in the run: the page cache the
 	// restarted process found held what the disk did not.
 	PowerCutsAfterProcessCrash int
+	// StepKills counts the crashes of the process at a step of writing a
+	// snapshot or retiring a segment, or at a rename, remove or directory
+	// sync (faults on); StepsKilled names those steps ("sync
+	// snapshot-….snap.tmp").
+	StepKills   int
+	StepsKilled []string
+	// Remounts counts the power cuts forced by a failed directory sync
+	// (the file system must be remounted), of PowerCuts.
+	Remounts int
+	// ClockStepsBack and ClockStepsForward count the steps of the wall
+	// clock.
+	ClockStepsBack    int
+	ClockStepsForward int
 	// Violations lists broken promises; empty means the run passed.
 	Violations []string
 }
@@ -144,7 +207,14 @@ func (r *Result) Failed() bool { return len(r.Violations) > 0 }
 
 // ReplayCommand is the one command that runs this seed again.
 func (r *Result) ReplayCommand() string {
-	return fmt.Sprintf("go run ./cmd/allot sim --seeds 1 --seed %d --ops %d --durability %s", r.Seed, r.Ops, r.Durability)
+	cmd := fmt.Sprintf("go run ./cmd/allot sim --seeds 1 --seed %d --ops %d --durability %s", r.Seed, r.Ops, r.Durability)
+	if r.StepKillRate != StepKillRateDefault {
+		cmd += " --step-kill-rate " + strconv.FormatFloat(r.StepKillRate, 'g', -1, 64)
+	}
+	if r.Dir != dir {
+		cmd += " --dir " + r.Dir
+	}
+	return cmd
 }
 
 // clock is the simulated time: it moves only when the simulator says.
@@ -172,6 +242,12 @@ type entry struct {
 	// submitted (the engine runs no flusher of its own, so the failure
 	// came from this Submit's own writes).
 	failedDuring bool
+	// deadAtSubmit: the process was dead (killed at a step or in an
+	// fdatasync) when Submit returned; afterKill: when the ack was seen.
+	// Such an ack may postdate the state the next process finds, so it
+	// is not counted as promised.
+	deadAtSubmit bool
+	afterKill    bool
 }
 
 // runner holds one run's state.
@@ -211,6 +287,23 @@ type runner struct {
 	journalError bool
 	// faultsBefore counts the faults of earlier processes' file systems.
 	faultsBefore int
+	// machine outlives processes until a power cut (faultfs.go); mapping:
+	// the seed's file systems map segments.
+	machine *machine
+	mapping bool
+	// clockRNG draws the steps of the clock, a stream of its own so that
+	// the rest of a seed's run is drawn as before.
+	clockRNG *rand.Rand
+	// snapshotEvery is the engine's SnapshotEveryOps, drawn per seed from
+	// its own stream: often enough that snapshots trim segments.
+	snapshotEvery int64
+	// floor is the engine's time when the last check ended, which the
+	// model's replay of the history (times of ops alone) would not know:
+	// the engine's time also moves with batches that journal nothing, and
+	// after a step back of the clock it stays there. latest is the latest
+	// clock reading the engine began a batch at.
+	floor  int64
+	latest int64
 }
 
 // Run runs one seed.
@@ -225,6 +318,15 @@ func Run(cfg Config) *Result {
 	if cfg.FaultRate < 0 {
 		cfg.FaultRate = 0
 	}
+	if cfg.Dir == "" {
+		cfg.Dir = dir
+	}
+	if cfg.StepKillRate == 0 && cfg.FaultRate > 0 {
+		cfg.StepKillRate = StepKillRateDefault
+	}
+	if cfg.StepKillRate < 0 {
+		cfg.StepKillRate = 0
+	}
 	// The mode is drawn whether or not one is given, so that a given one
 	// (the replay command names the mode the seed drew) leaves every later
 	// draw as it was: the replay runs the same simulation.
@@ -232,8 +334,10 @@ func Run(cfg Config) *Result {
 	if cfg.Durability == "" {
 		cfg.Durability = drawn
 	}
-	r := &runner{cfg: cfg, rng: rng, res: &Result{Seed: cfg.Seed, Durability: cfg.Durability, Ops: cfg.Ops}, clock: &clock{},
-		retentionRNG: rand.New(rand.NewPCG(cfg.Seed, 0x726574))}
+	r := &runner{cfg: cfg, rng: rng, res: &Result{Seed: cfg.Seed, Durability: cfg.Durability, Dir: cfg.Dir, StepKillRate: cfg.StepKillRate, Ops: cfg.Ops}, clock: &clock{},
+		retentionRNG: rand.New(rand.NewPCG(cfg.Seed, 0x726574)), clockRNG: rand.New(rand.NewPCG(cfg.Seed, 0x636c6b)),
+		machine: newMachine()}
+	r.snapshotEvery = []int64{150, 400, 1500}[rand.New(rand.NewPCG(cfg.Seed, 0x736e70)).IntN(3)]
 	r.clock.ms.Store(1_700_000_000_000)
 	r.mem = vfs.NewMem()
 	// Most seeds let write and none modes write their segments through a
@@ -242,13 +346,9 @@ func Run(cfg Config) *Result {
 	// writes fail and tear.
 	if rng.IntN(4) != 0 {
 		r.mem.EnableMapping()
+		r.mapping = true
 	}
-	r.ffs = newFaultFS(r.mem, cfg.Seed, cfg.FaultRate)
-	r.ffs.lieSync = cfg.Broken == BrokenLyingSync
-	r.ffs.mem = r.mem
-	if cfg.Durability == engine.DurabilityFsync {
-		r.ffs.killRate = killRate
-	}
+	r.ffs = r.newFS(r.mem, cfg.Seed)
 	// A few groups of a few warehouses: every capture contends.
 	skus, warehouses := 1+rng.IntN(6), 1+rng.IntN(4)
 	for s := 0; s < skus; s++ {
@@ -278,6 +378,7 @@ func Run(cfg Config) *Result {
 		r.window(n, waitFor)
 		sent += n
 		r.clock.ms.Add(int64(rng.IntN(50)))
+		r.stepClock(clockStepOneIn, true)
 		if r.journalError || crash || r.ffs.dead() {
 			r.crash()
 			if !r.open() {
@@ -389,6 +490,7 @@ func (r *runner) tick() {
 		return
 	}
 	r.epoch = append(r.epoch, &entry{mark: true, at: r.clock.ms.Load(), retention: r.retention})
+	r.latest = max(r.latest, r.clock.ms.Load())
 	if _, err := r.eng.Tick(); err != nil {
 		r.noteError(err)
 	}
@@ -410,6 +512,7 @@ func (r *runner) window(n, waitFor int) {
 	if !r.journalError {
 		// The window's first request begins a batch at the clock's time.
 		r.epoch = append(r.epoch, &entry{mark: true, at: r.clock.ms.Load(), retention: r.retention})
+		r.latest = max(r.latest, r.clock.ms.Load())
 	}
 	flushed := 0 // requests submitted before the last flush
 	for i := 0; i < n; {
@@ -442,8 +545,9 @@ func (r *runner) window(n, waitFor int) {
 			r.noteError(err)
 		}
 		failedDuring := !failedBefore && r.eng.Stats().Failed
+		dead := r.ffs.dead()
 		for _, e := range bents {
-			e.failedDuring = failedDuring
+			e.failedDuring, e.deadAtSubmit = failedDuring, dead
 			r.epoch = append(r.epoch, e)
 		}
 		i += k
@@ -474,6 +578,10 @@ func (r *runner) window(n, waitFor int) {
 			continue
 		}
 		e.acked, e.result = true, q.Result
+		// Under fsync the reply came from the flusher, after Submit: the
+		// process must still have been alive when it was seen. Under write
+		// and none it came in Submit.
+		e.afterKill = e.deadAtSubmit || (r.cfg.Durability == engine.DurabilityFsync && r.ffs.dead())
 		e.result.Lines = slices.Clone(q.Result.Lines)
 		e.result.Allocations = slices.Clone(q.Result.Allocations)
 		r.res.Acked++
@@ -506,20 +614,36 @@ func (r *runner) noteError(err error) {
 // later power cut to lose what the next process does not make durable.
 func (r *runner) crash() {
 	r.res.Crashes++
-	// A process killed in an fdatasync crashed then: what it left.
+	// The process is over: its goroutines may still call in, but no
+	// longer fail, die or act on the machine.
+	r.ffs.mu.Lock()
+	r.faultsBefore += r.ffs.faults
+	r.ffs.rate, r.ffs.kills, r.ffs.retired = 0, false, true
+	step := r.ffs.killedAt
+	r.ffs.mu.Unlock()
+	// A process killed in an fdatasync or at a step crashed then: what it
+	// left.
 	survived := r.ffs.takeKilled()
 	r.powerCut = false
-	if survived != nil {
+	switch {
+	case survived != nil && step != "":
+		// Killed at a step: the machine may go down with it.
+		r.res.StepKills++
+		r.res.StepsKilled = append(r.res.StepsKilled, step)
+		r.powerCut = r.drawPowerCut()
+	case survived != nil:
 		r.res.Kills++
-	} else {
-		if r.cfg.Durability == engine.DurabilityWrite {
-			r.powerCut = r.rng.IntN(3) == 0
-		} else {
-			r.powerCut = r.rng.IntN(3) != 0
-		}
+	default:
+		r.powerCut = r.drawPowerCut()
 		if !r.powerCut {
 			survived = r.mem.CrashProcess()
 		}
+	}
+	if r.machine.mustRemount() && !r.powerCut {
+		// A directory sync failed: the file system is remounted, which
+		// keeps only what is on the disk.
+		r.powerCut = true
+		r.res.Remounts++
 	}
 	if r.powerCut && r.processCrashed {
 		r.res.PowerCutsAfterProcessCrash++
@@ -527,19 +651,10 @@ func (r *runner) crash() {
 	r.processCrashed = r.processCrashed || !r.powerCut
 	if r.powerCut {
 		r.res.PowerCuts++
-		seed := r.rng.Uint64()
-		survived = r.mem.CrashPages(func(name string, page int64) int {
-			h := fnv.New64a()
-			h.Write([]byte(name))
-			pr := rand.New(rand.NewPCG(seed^h.Sum64(), uint64(page)))
-			switch pr.IntN(3) {
-			case 0:
-				return 0
-			case 1:
-				return vfs.PageBytes
-			}
-			return pr.IntN(vfs.PageBytes)
-		})
+		if survived == nil {
+			survived = r.mem
+		}
+		survived = r.machine.powerCut(survived.CrashPages(pageKeep(r.rng.Uint64())), r.mapping)
 	}
 	if r.cfg.Broken == BrokenLosesSynced {
 		loseSyncedTail(survived)
@@ -552,13 +667,85 @@ func (r *runner) crash() {
 	r.mem = survived
 	// A file system of its own for the new process: the old engine's
 	// goroutines may still write through the old one.
-	next := newFaultFS(survived, r.rng.Uint64(), r.ffs.rate)
-	next.lieSync, next.mem, next.killRate = r.ffs.lieSync, survived, r.ffs.killRate
+	r.ffs = r.newFS(survived, r.rng.Uint64())
+	// A machine that lost power may boot with its clock behind.
+	if r.powerCut {
+		r.stepClock(3, false)
+	}
+}
+
+// drawPowerCut draws whether a crash is a power cut: under fsync and none
+// two times in three, under write one time in three.
+func (r *runner) drawPowerCut() bool {
+	if r.cfg.Durability == engine.DurabilityWrite {
+		return r.rng.IntN(3) == 0
+	}
+	return r.rng.IntN(3) != 0
+}
+
+// pageKeep is a power cut's choice, from seed, of what reached the disk
+// of each unsynced page: none of it, all of it, or a torn prefix.
+func pageKeep(seed uint64) func(name string, page int64) int {
+	return func(name string, page int64) int {
+		h := fnv.New64a()
+		h.Write([]byte(name))
+		pr := rand.New(rand.NewPCG(seed^h.Sum64(), uint64(page)))
+		switch pr.IntN(3) {
+		case 0:
+			return 0
+		case 1:
+			return vfs.PageBytes
+		}
+		return pr.IntN(vfs.PageBytes)
+	}
+}
+
+// newFS returns the file system of a new process on mem.
+func (r *runner) newFS(mem *vfs.Mem, seed uint64) *faultFS {
+	f := newFaultFS(mem, seed, r.cfg.FaultRate)
+	f.mem, f.machine = mem, r.machine
+	f.lieSync = r.cfg.Broken == BrokenLyingSync
+	f.unsynced = r.cfg.Durability != engine.DurabilityFsync
+	if r.cfg.Durability == engine.DurabilityFsync {
+		f.killRate = killRate
+	}
+	f.stepKillRate, f.stepOnly = r.cfg.StepKillRate, r.cfg.stepKillOnly
+	return f
+}
+
+// remount is the power cut a failed directory sync calls for before a
+// failed recovery is tried again: the file system keeps what is on the
+// disk.
+func (r *runner) remount() {
 	r.ffs.mu.Lock()
 	r.faultsBefore += r.ffs.faults
-	r.ffs.rate, r.ffs.kills = 0, false
+	r.ffs.rate, r.ffs.retired = 0, true
 	r.ffs.mu.Unlock()
-	r.ffs = next
+	r.res.Remounts++
+	r.res.PowerCuts++
+	r.powerCut = true
+	r.mem = r.machine.powerCut(r.mem.CrashPages(pageKeep(r.rng.Uint64())), r.mapping)
+	r.ffs = r.newFS(r.mem, r.rng.Uint64())
+	r.ffs.reads = true
+}
+
+// stepClock steps the wall clock, one call in oneIn, as NTP may: back by
+// up to clockStepBackMaxMS, or (when forward is set, half the time)
+// ahead by up to clockStepForwardMaxMS. The engine's time never goes back
+// (DESIGN.md, "Expiry by the engine's clock"): after a step back it stands
+// until the clock passes it again, and the model (inventory.State.SetTime)
+// keeps the same rule, so every check holds the engine to it.
+func (r *runner) stepClock(oneIn int, forward bool) {
+	if r.clockRNG.IntN(oneIn) != 0 {
+		return
+	}
+	if forward && r.clockRNG.IntN(2) == 0 {
+		r.clock.ms.Add(1 + r.clockRNG.Int64N(clockStepForwardMaxMS))
+		r.res.ClockStepsForward++
+		return
+	}
+	r.clock.ms.Add(-1 - r.clockRNG.Int64N(clockStepBackMaxMS))
+	r.res.ClockStepsBack++
 }
 
 // open recovers the engine and checks the promises.
@@ -571,16 +758,24 @@ func (r *runner) open() bool {
 		r.ffs.reads = false
 		r.ffs.mu.Unlock()
 	}()
-	r.retention = retentionChoices[r.retentionRNG.IntN(len(retentionChoices))]
+	retention := retentionChoices[r.retentionRNG.IntN(len(retentionChoices))]
+	if r.retention == 0 || retention < r.retention || !r.snapshotWritten() {
+		r.retention = retention
+	}
 	var err error
 	for attempt := 0; attempt < openAttempts; attempt++ {
+		if attempt > 0 && r.machine.mustRemount() {
+			// A directory sync failed: no later one tells what it left,
+			// so the file system is remounted before recovery runs again.
+			r.remount()
+		}
 		if attempt == openAttempts-1 {
 			r.ffs.setRate(0) // the cause gone
 		}
 		r.eng, err = engine.Open(engine.Config{
-			Dir: dir, FS: r.ffs, Durability: r.cfg.Durability, Clock: r.clock, TickInterval: -1,
+			Dir: r.cfg.Dir, FS: r.ffs, Durability: r.cfg.Durability, Clock: r.clock, TickInterval: -1,
 			Retention:    time.Duration(r.retention) * time.Millisecond,
-			SegmentBytes: 8 << 10, SnapshotEveryOps: 1500, QueueMax: 256, Broken: r.cfg.Broken.journal(),
+			SegmentBytes: 8 << 10, SnapshotEveryOps: r.snapshotEvery, QueueMax: 256, Broken: r.cfg.Broken.journal(),
 			// Frames end where the seed says (window), not where the
 			// flusher goroutine happens to wake.
 			ManualFlush: true,
@@ -605,6 +800,22 @@ func (r *runner) open() bool {
 	r.ffs.setRate(r.cfg.FaultRate)
 	r.ffs.setKills(true)
 	return len(r.res.Violations) == 0
+}
+
+// snapshotWritten reports whether the data directory holds a snapshot.
+// Once one does, a restart keeps or shortens the retention window but
+// does not lengthen it: a longer window remembers the finished holds the
+// journal replays but not those a snapshot left out, being past the old
+// window when it was taken, so what the engine answers for them depends on
+// where the last snapshot fell, which the model cannot know.
+func (r *runner) snapshotWritten() bool {
+	names, _ := r.mem.List(r.cfg.Dir)
+	for _, n := range names {
+		if strings.HasPrefix(n, "snapshot-") && strings.HasSuffix(n, ".snap") {
+			return true
+		}
+	}
+	return false
 }
 
 // retentionChoices are the retention windows an engine opens with, in
@@ -643,6 +854,125 @@ func expire(m *inventory.State, id string, cands []applied) []applied {
 	return append(cands, applied{op: op, at: m.Now(), retention: m.Retention()})
 }
 
+// checkTime holds the model's ops, in apply order, to DESIGN.md's rules of
+// time, apart from the state machine the model shares with the engine:
+// times never decrease; a hold expires at or after its deadline (its
+// batch's time + its ttl), the earliest deadline first, never twice; no
+// op is applied while a hold is held past its deadline (a batch expires
+// the holds due by its time first); and no confirm or cancel takes a
+// hold past its deadline. It returns the first rule broken, or "".
+func checkTime(ops []applied) string {
+	type held struct {
+		deadline int64
+		live     bool
+	}
+	holds := map[string]*held{}
+	var last int64
+	for i := range ops {
+		op, at := &ops[i].op, ops[i].at
+		if at < last {
+			return fmt.Sprintf("op %d (%s) applied at %d, after an op at %d: the engine's time went back", i+1, op.Kind, at, last)
+		}
+		last = at
+		if op.Kind != inventory.KindExpire {
+			for id, h := range holds {
+				if h.live && h.deadline <= at {
+					return fmt.Sprintf("op %d (%s) applied at %d while hold %s, due at %d, was still held", i+1, op.Kind, at, id, h.deadline)
+				}
+			}
+		}
+		h := holds[op.Hold]
+		switch op.Kind {
+		case inventory.KindHold:
+			holds[op.Hold] = &held{deadline: at + op.TTL, live: true}
+		case inventory.KindExpire:
+			if h == nil || !h.live {
+				return fmt.Sprintf("op %d expires hold %s at %d, which is not held (expired twice, or resurrected)", i+1, op.Hold, at)
+			}
+			if at < h.deadline {
+				return fmt.Sprintf("op %d expires hold %s at %d, before its deadline %d", i+1, op.Hold, at, h.deadline)
+			}
+			for id, o := range holds {
+				if o.live && o.deadline < h.deadline {
+					return fmt.Sprintf("op %d expires hold %s (due at %d) before hold %s, due earlier at %d", i+1, op.Hold, h.deadline, id, o.deadline)
+				}
+			}
+			h.live = false
+		case inventory.KindConfirm, inventory.KindCancel:
+			if h == nil || !h.live || at >= h.deadline {
+				return fmt.Sprintf("op %d (%s) of hold %s at %d took a hold that is not held or past its deadline", i+1, op.Kind, op.Hold, at)
+			}
+			h.live = false
+		}
+	}
+	return ""
+}
+
+// recoveredTime returns the time the recovered engine runs at, read from
+// the disk as recovery reads it: the newest snapshot's time, and the
+// stamps of the frames after it. On the way it compares the stamp of every
+// op the recovered journal holds (from the oldest it keeps) with the time
+// the model applied it at: the engine's own time, which never goes back
+// whatever the clock did, is what the journal and the change stream carry
+// (an event's time_ms). That time may pass the last op's (a snapshot
+// taken after batches that journaled nothing), but not the latest the
+// engine ever began a batch at, nor fall before the last op's: a recovery
+// that lost its time would run behind its own journal after a step back
+// of the clock. ok is false when a violation was found.
+func (r *runner) recoveredTime(cands []applied, lsn int) (at int64, ok bool) {
+	_, snap, err := journal.LoadSnapshot(r.mem, r.cfg.Dir, uint64(lsn))
+	if err != nil {
+		r.violation("reading the recovered snapshot: %v", err)
+		return 0, false
+	}
+	at = snap.Now()
+	oldest, err := journal.Oldest(r.mem, r.cfg.Dir)
+	if err != nil {
+		r.violation("reading the recovered journal: %v", err)
+		return 0, false
+	}
+	if r.cfg.Durability != engine.DurabilityFsync {
+		// Under write and none, the segments before the newest snapshot
+		// (history for the change stream) are not what recovery reads or
+		// syncs: a power cut may tear one whose background sync a crash
+		// cut short, which the mode does not promise to survive. Only
+		// what recovery replayed is held to the model's times there.
+		oldest = max(oldest, r.eng.Recovery().SnapshotLSN+1)
+	}
+	rd, err := journal.NewReader(r.mem, r.cfg.Dir, oldest)
+	if err != nil {
+		r.violation("reading the recovered journal from op %d: %v", oldest, err)
+		return 0, false
+	}
+	defer rd.Close()
+	for {
+		f, more, err := rd.Next(uint64(lsn))
+		if err != nil {
+			r.violation("reading the recovered journal: %v", err)
+			return 0, false
+		}
+		if !more {
+			break
+		}
+		for l := max(f.FirstLSN, oldest); l <= f.LastLSN(); l++ {
+			if c := &cands[l-1]; c.at != f.Stamp {
+				r.violation("op %d (%s) is journaled at time %d, the model applied it at %d", l, c.op.Kind, f.Stamp, c.at)
+				return 0, false
+			}
+		}
+		at = max(at, f.Stamp)
+	}
+	if lsn > 0 && at < cands[lsn-1].at {
+		r.violation("the engine recovered at time %d, before its last op (%d, at %d)", at, lsn, cands[lsn-1].at)
+		return 0, false
+	}
+	if at > r.latest {
+		r.violation("the engine recovered at time %d, past any time it ran at (%d)", at, r.latest)
+		return 0, false
+	}
+	return at, true
+}
+
 func sameResult(a, b *inventory.Result) bool {
 	return a.Code == b.Code && a.Count == b.Count && a.Price == b.Price && a.Available == b.Available &&
 		a.ShortLine == b.ShortLine && a.ExpiresAt == b.ExpiresAt && a.State == b.State &&
@@ -655,6 +985,7 @@ func (r *runner) check() {
 	// state (expiries included), in submit order (= apply order),
 	// replayed on the model.
 	model := replay(r.history)
+	model.SetTime(r.floor)
 	base := len(r.history)
 	lsn := int(r.eng.Recovery().LastLSN)
 	// What the mode promises to survive this crash.
@@ -686,7 +1017,7 @@ func (r *runner) check() {
 		}
 		if res.Changed && e.op.Kind.Mutates() {
 			cands = append(cands, applied{op: e.op, at: model.Now(), retention: e.retention})
-			if e.acked {
+			if e.acked && !e.afterKill {
 				lastAcked = len(cands)
 			}
 		}
@@ -695,13 +1026,22 @@ func (r *runner) check() {
 		r.violation("recovered %d ops, only %d were ever applied", lsn, len(cands))
 		return
 	}
+	if v := checkTime(cands); v != "" {
+		r.violation("%s", v)
+	}
 	if lastAcked > lsn && promised {
 		r.violation("durability %s: %d acknowledged ops lost (recovered to op %d, acknowledged up to %d)", r.cfg.Durability, lastAcked-lsn, lsn, lastAcked)
+	}
+	recovered, ok := r.recoveredTime(cands, lsn)
+	if !ok {
+		return
 	}
 	// The engine's reads below begin a batch at the clock's time: the
 	// holds due by then expire, journaled, in the engine and the model.
 	want := replay(cands[:lsn])
+	want.SetTime(recovered)
 	want.SetRetention(r.retention) // the recovered engine's window rules its answers now
+	r.latest = max(r.latest, r.clock.ms.Load())
 	history := begin(want, r.clock.ms.Load(), slices.Clone(cands[:lsn]))
 	var got []inventory.Row
 	err := r.flushing(func() (err error) { got, err = r.eng.Rows(); return err })
@@ -733,6 +1073,7 @@ func (r *runner) check() {
 		}
 	}
 	r.history = history
+	r.floor = want.Now()
 	r.epoch = r.epoch[:0]
 	r.journalError = false
 }
