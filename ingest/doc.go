@@ -44,6 +44,13 @@
 //     rename (throttled to CheckpointEvery); so is the start of a new
 //     binlog file the source rotates to between transactions, so that an
 //     idle source's purge of old files does not strand the checkpoint.
+//     The checkpoint also names the source (@@server_uuid; MariaDB's
+//     @@server_id and @@gtid_domain_id), when its binlog file was created,
+//     and the table's column order at its position: a DSN that reaches
+//     another server, or the same name's file created anew, is refused
+//     (the position names other events there), and rows without column
+//     names written before an ALTER TABLE that moved the columns stop the
+//     ingester rather than be mapped by the order read at start.
 //
 // So after a kill -9 of the ingester, it resumes from a checkpoint at or
 // before the last acknowledged transaction; the events in between are sent

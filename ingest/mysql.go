@@ -65,6 +65,7 @@ type Ingester struct {
 	streamTLS *tls.Config
 
 	columns    map[string]int        // source column name -> ordinal (0-based), read at start
+	startOrder []string              // the source's column names in ordinal order, read at start
 	startTypes columnTypes           // the columns' ENUM members, character sets and signedness, read at start
 	collations map[uint64]string     // the source's collation id -> character set
 	byName     map[string]columnInfo // what was read at start, by lower-case column name
@@ -79,6 +80,15 @@ type Ingester struct {
 	lastCols  map[string]int
 	lastTypes columnTypes
 	withNames bool // the source's table maps carry column names
+
+	// identity names the source server (sourceIdentity), written into
+	// every checkpoint. orderAt is the column order rows at the stream's
+	// position were written with, as far as the ingester knows it (the
+	// checkpoint's, the order read at start for a snapshot, the last table
+	// map's names): written into every checkpoint, and checked against
+	// startOrder before rows without column names are mapped by it.
+	identity string
+	orderAt  []string
 }
 
 // New checks cfg and returns an ingester writing to sink; logf receives
@@ -132,9 +142,18 @@ func (in *Ingester) Run(ctx context.Context) error {
 	} else {
 		in.logf("the source writes no column names in its binary log (binlog_row_metadata is %q, not FULL): rows are mapped by the column order read at start, and an ALTER TABLE of %s stops the ingester; set binlog_row_metadata=FULL to follow column changes", metadata, in.cfg.Table)
 	}
+	if in.identity, err = in.sourceIdentity(ctx); err != nil {
+		return err
+	}
 	cp, ok, err := readCheckpoint(in.cfg.StateFile)
 	if err != nil {
 		return err
+	}
+	in.orderAt = in.startOrder
+	if ok {
+		if err := in.resumable(&cp); err != nil {
+			return err
+		}
 	}
 	if !ok || cp.SnapshotIncomplete {
 		interrupted := cp
@@ -151,7 +170,7 @@ func (in *Ingester) Run(ctx context.Context) error {
 				return nil
 			}
 			at.SnapshotIncomplete = true
-			return writeCheckpoint(in.cfg.StateFile, at)
+			return in.writeCheckpoint(at)
 		}
 		if interrupted.SnapshotIncomplete {
 			in.logf("the snapshot started at %s:%d was interrupted: taking it again, then following the binary log from %s:%d", interrupted.File, interrupted.Pos, interrupted.File, interrupted.Pos)
@@ -162,7 +181,7 @@ func (in *Ingester) Run(ctx context.Context) error {
 		if interrupted.SnapshotIncomplete {
 			cp = Checkpoint{File: interrupted.File, Pos: interrupted.Pos}
 		}
-		if err := writeCheckpoint(in.cfg.StateFile, cp); err != nil {
+		if err := in.writeCheckpoint(cp); err != nil {
 			return err
 		}
 		in.logf("snapshot done at %s:%d (%d rows)", cp.File, cp.Pos, in.Metrics.Snapshot.Load())
@@ -182,6 +201,7 @@ func (in *Ingester) readColumns(ctx context.Context) error {
 	}
 	defer rows.Close()
 	in.columns = map[string]int{}
+	in.startOrder = nil
 	in.startTypes = columnTypes{enums: map[int][]string{}, sets: map[int][]string{}, charsets: map[int]string{}, unsigned: map[int]bool{}, scales: map[int]int{}}
 	in.byName = map[string]columnInfo{}
 	for rows.Next() {
@@ -193,6 +213,7 @@ func (in *Ingester) readColumns(ctx context.Context) error {
 			return fmt.Errorf("ingest: reading the columns: %w", err)
 		}
 		in.columns[strings.ToLower(name)] = pos - 1
+		in.startOrder = append(in.startOrder, name)
 		switch kind, members := parseMembers(columnType); kind {
 		case "enum":
 			in.startTypes.enums[pos-1] = members
@@ -438,6 +459,14 @@ func (in *Ingester) layout(t *replication.TableMapEvent, file string, pos uint32
 	names := t.ColumnNameString()
 	in.withNames = len(names) > 0
 	cols := in.columns
+	if !in.withNames && !sameOrder(in.orderAt, in.startOrder) {
+		// The rows here were written before an ALTER TABLE that moved
+		// the columns (while the ingester was stopped), and carry no names:
+		// mapped by the order read at start they would land in the wrong
+		// fields, silently when the column count stayed.
+		return nil, columnTypes{}, fmt.Errorf("ingest: at %s:%d the rows of %s.%s were written with the columns in the order (%s), the table has them now in the order (%s), and the source writes no column names in its binary log (binlog_row_metadata is not FULL) to map them by: start from a new snapshot (remove the state file %s); set binlog_row_metadata=FULL on the source to follow such changes",
+			file, pos, in.src.database, in.cfg.Table, strings.Join(in.orderAt, ", "), strings.Join(in.startOrder, ", "), in.cfg.StateFile)
+	}
 	if in.withNames {
 		cols = make(map[string]int, len(names))
 		for i, n := range names {
@@ -458,6 +487,9 @@ func (in *Ingester) layout(t *replication.TableMapEvent, file string, pos uint32
 		return nil, columnTypes{}, fmt.Errorf("ingest: at %s:%d table %s.%s: %w", file, pos, in.src.database, in.cfg.Table, err)
 	}
 	in.lastMap, in.lastCols, in.lastTypes = t, cols, types
+	if in.withNames {
+		in.orderAt = names
+	}
 	return cols, types, nil
 }
 
@@ -853,10 +885,10 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 	pending := cp // the last transaction boundary whose rows are acknowledged
 	in.Metrics.position(cp.File, cp.Pos)
 	save := func(force bool) error {
-		if pending == saved || (!force && time.Since(lastSave) < in.cfg.CheckpointEvery) {
+		if pending.samePosition(saved) || (!force && time.Since(lastSave) < in.cfg.CheckpointEvery) {
 			return nil
 		}
-		if err := writeCheckpoint(in.cfg.StateFile, pending); err != nil {
+		if err := in.writeCheckpoint(pending); err != nil {
 			return err
 		}
 		saved, lastSave = pending, time.Now()
@@ -865,6 +897,10 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 	}
 	defer func() { save(true) }()
 	var tx transaction // the event group being read
+	// created is when the source created file (0: its format description
+	// event is still to come); expect, when the file a stream starts in
+	// was created, as the checkpoint it starts from says (0: unknown).
+	created, expect := uint32(0), cp.FileCreated
 	for {
 		gctx, cancel := context.WithTimeout(ctx, in.cfg.CheckpointEvery)
 		ev, err := streamer.GetEvent(gctx)
@@ -902,7 +938,7 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 			if streamer, err = in.reconnect(ctx, start, pending, err, &started, &pause); err != nil {
 				return err
 			}
-			file = pending.File
+			file, created, expect = pending.File, 0, pending.FileCreated
 			tx = transaction{} // read again from its start
 			continue
 		}
@@ -919,14 +955,24 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 			boundary = true
 		}
 		switch e := ev.Event.(type) {
+		case *replication.FormatDescriptionEvent:
+			if expect != 0 && ev.Header.Timestamp != expect {
+				return fmt.Errorf("ingest: the source's binlog file %s was created at %s, the one the checkpoint %s names at %s: the server was rebuilt or its binary log reset (RESET MASTER), or another server answers at its address, and the position names other events there; start from a new snapshot (remove the state file %s; records of rows deleted since stay until you delete them)",
+					file, time.Unix(int64(ev.Header.Timestamp), 0).UTC().Format(time.RFC3339), in.cfg.StateFile, time.Unix(int64(expect), 0).UTC().Format(time.RFC3339), in.cfg.StateFile)
+			}
+			created, expect = ev.Header.Timestamp, 0
 		case *replication.RotateEvent:
-			file = string(e.NextLogName)
+			if name := string(e.NextLogName); name != file {
+				file, created, expect = name, 0, 0
+			}
 			if !tx.open && e.Position >= 4 {
 				// A new binlog file, between two transactions: its start
 				// is the checkpoint, so that a source with no commits
 				// leaves none in a file it may purge (which would force a
-				// new snapshot).
-				pending = Checkpoint{File: file, Pos: uint32(e.Position)}
+				// new snapshot). (At a stream's start, the source's rotate
+				// to the file it starts in comes before the file's format
+				// description event, which is expected as before.)
+				pending = Checkpoint{File: file, Pos: uint32(e.Position), FileCreated: max(created, expect)}
 				in.Metrics.position(pending.File, pending.Pos)
 				if err := save(true); err != nil {
 					return err
@@ -967,7 +1013,7 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 		}
 		if boundary {
 			tx = transaction{}
-			pending = Checkpoint{File: file, Pos: ev.Header.LogPos}
+			pending = Checkpoint{File: file, Pos: ev.Header.LogPos, FileCreated: created}
 			in.Metrics.position(file, ev.Header.LogPos)
 		}
 		if err := save(false); err != nil {
