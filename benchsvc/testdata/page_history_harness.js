@@ -14,24 +14,7 @@ const fs = require("fs");
 const vm = require("vm");
 const [base, pagePath] = process.argv.slice(2);
 
-function element() {
-  const el = {
-    textContent: "", className: "", hidden: false, disabled: false, value: "", checked: false, src: "",
-    title: "", type: "", clientWidth: 560, dataset: {}, style: {}, options: [], rows: [], cells: [],
-    firstElementChild: { style: {} }, firstChild: { checked: false },
-    handlers: {},
-    addEventListener(name, fn) { this.handlers[name] = fn; }, appendChild(c) { this.rows.push(c); return c; }, scrollIntoView() {}
-  };
-  el.tBodies = [el];
-  return el;
-}
-const elements = {};
-const root = element();
-const document = {
-  documentElement: root,
-  getElementById(id) { return elements[id] || (elements[id] = element()); },
-  createElement() { return element(); }
-};
+const { document, root } = require("./page_stub.js").newDocument();
 function uPlot() { this.setData = function () {}; }
 const context = {
   document, uPlot, console, TextDecoder, AbortController,
