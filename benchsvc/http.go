@@ -273,7 +273,9 @@ func (s *Service) serveCancel(w http.ResponseWriter, r *http.Request) {
 // "end" event with the run's final state. A sample's id is its number in
 // the run (1, 2, ...; a merged point of the series has its last
 // sample's): a client reconnecting with Last-Event-ID (EventSource does)
-// gets only the samples after it, none twice and none missing. When that
+// gets only the samples after it, none twice (a reader more than 8
+// samples behind the live stream misses the ones dropped for it: see
+// sample). When that
 // sample has since been merged into an older point, no such cut exists:
 // the client gets a "reset" event, to drop what it has, and the whole
 // series again. A stream silent for EventKeepalive gets a comment line,

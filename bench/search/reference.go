@@ -9,6 +9,7 @@ import (
 
 	"allot/catalog"
 	"allot/inventory"
+	"allot/store"
 )
 
 // Reference answers the workload's queries from DESIGN.md's catalog and
@@ -63,7 +64,7 @@ func NewReference(recs []catalog.Record, rows []inventory.Row) (*Reference, stri
 // newReference is NewReference with another folding: the tests' broken
 // variants.
 func newReference(recs []catalog.Record, rows []inventory.Row, fold func(string) string) (*Reference, string) {
-	ref := &Reference{fold: fold, units: make(map[string]int64)}
+	ref := &Reference{fold: fold}
 	at := make(map[string]int, len(recs))
 	for i := range recs {
 		r := &recs[i]
@@ -90,17 +91,9 @@ func newReference(recs []catalog.Record, rows []inventory.Row, fold func(string)
 		}
 		return strings.Compare(a.sku, b.sku)
 	})
-	// A result's available is its SKU's units over all its rows; the
-	// engine saturates the sum (counts are below 2^62, so four rows of a
-	// SKU could pass 2^63-1).
-	for _, row := range rows {
-		v := ref.units[row.Key.SKU]
-		if v > 1<<63-1-row.Count {
-			ref.units[row.Key.SKU] = 1<<63 - 1
-			continue
-		}
-		ref.units[row.Key.SKU] = v + row.Count
-	}
+	// A result's available is its SKU's units over all its rows, summed
+	// as the engine sums them (saturated).
+	ref.units = store.SKUUnits(rows)
 	return ref, ""
 }
 
