@@ -340,6 +340,17 @@ func (r *Relay) Run(ctx context.Context) error {
 	// pause) may hide a server replaced under the same address, which the
 	// client's pool would reconnect to without a word.
 	checked := false
+	// history is the history of the events read after the checkpoint, as
+	// readChecked found it: the checkpoint's own, or, for a checkpoint
+	// that names none, the one of the node read. It is set by every
+	// readChecked, and so holds while checked. Empty, a round names the
+	// history after its first event. cp keeps the checkpoint file's
+	// content: a name found by a read becomes cp's only with the save
+	// after the broker confirmed a round under it. A round that failed
+	// binds the relay to no history, then: its next read (perhaps from
+	// another node, or from a server rebuilt under the same address)
+	// names its own, as a restart from the file would.
+	history := ""
 	connected := false
 	statsAt, statsLogged := time.Now(), r.Stats.snapshot()
 	for ctx.Err() == nil {
@@ -371,7 +382,7 @@ func (r *Relay) Run(ctx context.Context) error {
 		if checked || cp.Seq == 0 {
 			evs, err = r.read(ctx, cp.Seq, r.cfg.BatchMax, r.cfg.Block)
 		} else {
-			evs, err = r.readChecked(ctx, &cp)
+			evs, history, err = r.readChecked(ctx, cp)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -397,10 +408,12 @@ func (r *Relay) Run(ctx context.Context) error {
 		if err := contiguous(cp.Seq, evs); err != nil {
 			return fmt.Errorf("%w (read from %s)", err, r.nodes[r.cur].addr)
 		}
-		if cp.History == "" {
-			cp.History = historyAt(&evs[0])
+		// The round's history, not cp's (see history).
+		round := history
+		if round == "" {
+			round = historyAt(&evs[0])
 		}
-		msgs, sent, err := r.publish(ctx, evs, cp.History)
+		msgs, sent, err := r.publish(ctx, evs, round)
 		r.sentLast = max(r.sentLast, sent)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -419,7 +432,7 @@ func (r *Relay) Run(ctx context.Context) error {
 			continue
 		}
 		last := &evs[len(evs)-1]
-		next := Checkpoint{Seq: last.Seq, History: cp.History, Event: fingerprint(last)}
+		next := Checkpoint{Seq: last.Seq, History: round, Event: fingerprint(last)}
 		if err := next.Save(r.cfg.Checkpoint); err != nil {
 			return err
 		}
@@ -447,44 +460,50 @@ func (r *Relay) read(ctx context.Context, after uint64, count int, block time.Du
 // history (a server rebuilt or given another data dir, a node of another
 // shard) is another event, and the node is refused with a *HistoryError.
 // It returns the events after the checkpoint's, at once (no BLOCK wait:
-// the event at the checkpoint is there).
+// the event at the checkpoint is there), and the history they belong to.
 //
 // A checkpoint of a seq alone names no history: it takes the node's,
-// named after the event at its seq. A node that no longer keeps that
-// event (its oldest is the one after) cannot be checked: the relay logs
-// it and reads on.
-func (r *Relay) readChecked(ctx context.Context, cp *Checkpoint) ([]changes.Event, error) {
+// named after the event at its seq, for this read only. The name becomes
+// the checkpoint's when the relay saves it after the broker confirmed a
+// round (Run): until then, every read takes the history of the node it
+// reads, as a relay restarted from the file would. A node that no longer
+// keeps the event at the checkpoint (its oldest is the one after) cannot
+// be checked: the relay logs it and reads on, and the history is the
+// checkpoint's (empty for a seq alone: a round names it after its first
+// event).
+func (r *Relay) readChecked(ctx context.Context, cp Checkpoint) (evs []changes.Event, history string, err error) {
 	addr := r.nodes[r.cur].addr
-	evs, err := r.read(ctx, cp.Seq-1, min(r.cfg.BatchMax+1, changes.CountMax), 0)
+	evs, err = r.read(ctx, cp.Seq-1, min(r.cfg.BatchMax+1, changes.CountMax), 0)
 	var te *client.TrimmedError
 	if errors.As(err, &te) && te.Oldest == cp.Seq+1 {
 		r.cfg.Logger.Warn("relay: allot no longer keeps the event at the checkpoint, so its history cannot be checked; reading on",
 			"addr", addr, "seq", cp.Seq, "history", cp.History)
-		return r.read(ctx, cp.Seq, r.cfg.BatchMax, r.cfg.Block)
+		evs, err = r.read(ctx, cp.Seq, r.cfg.BatchMax, r.cfg.Block)
+		return evs, cp.History, err
 	}
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if len(evs) == 0 {
 		// The node's newest seq is the one before the checkpoint's, as a
 		// read after the checkpoint would have been told.
-		return nil, &client.FutureError{After: cp.Seq, Newest: cp.Seq - 1}
+		return nil, "", &client.FutureError{After: cp.Seq, Newest: cp.Seq - 1}
 	}
 	if err := contiguous(cp.Seq-1, evs); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	found := fingerprint(&evs[0])
 	switch {
 	case cp.Event == "":
-		if cp.History == "" {
-			cp.History = historyAt(&evs[0])
-		}
-		cp.Event = found
-		r.cfg.Logger.Info("relay: the checkpoint names no history; taking the one of the server read", "addr", addr, "seq", cp.Seq, "history", cp.History)
+		history = historyAt(&evs[0])
+		r.cfg.Logger.Info("relay: the checkpoint names no history; taking the one of the server read (the checkpoint names it once the broker confirms a round)",
+			"addr", addr, "seq", cp.Seq, "history", history)
 	case found != cp.Event:
-		return nil, &HistoryError{Checkpoint: r.cfg.Checkpoint, Seq: cp.Seq, History: cp.History, Relayed: cp.Event, Found: found}
+		return nil, "", &HistoryError{Checkpoint: r.cfg.Checkpoint, Seq: cp.Seq, History: cp.History, Relayed: cp.Event, Found: found}
+	default:
+		history = cp.History
 	}
-	return evs[1:], nil
+	return evs[1:], history, nil
 }
 
 // HistoryError is a node whose event at the checkpoint's seq is not the
