@@ -42,9 +42,12 @@
 //   - a run's events carry its sample number as their id (1, 2, ...): a
 //     client reconnecting with Last-Event-ID gets only the samples after
 //     it, then the end (or, when that sample has been merged since, a
-//     "reset" event and the whole series); a stream silent for
-//     Config.EventKeepalive (15 s) gets a comment line, so that a proxy
-//     does not cut it as idle.
+//     "reset" event and the whole series); a stream whose reader falls
+//     more than 8 samples behind the live ones ends, without the end,
+//     rather than skip a sample, and its client gets the rest by
+//     reconnecting; the end goes only to a client that holds every
+//     sample; a stream silent for Config.EventKeepalive (15 s) gets a
+//     comment line, so that a proxy does not cut it as idle.
 //
 // It must never run a request it could not map entirely to bench flags,
 // and never accept a flag that names a file on the server (--out,

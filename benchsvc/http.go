@@ -273,13 +273,22 @@ func (s *Service) serveCancel(w http.ResponseWriter, r *http.Request) {
 // "end" event with the run's final state. A sample's id is its number in
 // the run (1, 2, ...; a merged point of the series has its last
 // sample's): a client reconnecting with Last-Event-ID (EventSource does)
-// gets only the samples after it, none twice (a reader more than 8
-// samples behind the live stream misses the ones dropped for it: see
-// sample). When that
-// sample has since been merged into an older point, no such cut exists:
-// the client gets a "reset" event, to drop what it has, and the whole
-// series again. A stream silent for EventKeepalive gets a comment line,
-// so that a proxy does not cut it as idle.
+// gets only the samples after it, none twice. When that sample has since
+// been merged into an older point, no such cut exists: the client gets a
+// "reset" event, to drop what it has, and the whole series again.
+//
+// A reader more than subscriptionDepth samples behind the live stream
+// is not sent the next sample with a gap before it: its stream ends,
+// without the end event, once it has the samples it was behind by, and
+// it reconnects with the last one's id, as after any drop, for the rest
+// (from the series: one by one if they are still recent, or after a
+// reset, merged). Rejected: dropping the samples it has no room for:
+// the next sample's id would move the client's Last-Event-ID past them,
+// and no reconnect would send them. The end is sent only to a client
+// that holds every sample of the run.
+//
+// A stream silent for EventKeepalive gets a comment line, so that a
+// proxy does not cut it as idle.
 func (s *Service) serveEvents(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	after := 0
@@ -333,9 +342,13 @@ func (s *Service) serveEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		after = 0
 	}
+	// after is, from here on, the last sample the client holds.
 	for _, ev := range past {
-		if ev.Seq > after && !send(ev.Seq, "sample", ev) {
-			return
+		if ev.Seq > after {
+			if !send(ev.Seq, "sample", ev) {
+				return
+			}
+			after = ev.Seq
 		}
 	}
 	// A comment at once, so that a client knows the stream is open even
@@ -353,12 +366,22 @@ func (s *Service) serveEvents(w http.ResponseWriter, r *http.Request) {
 			}
 		case ev, open := <-next:
 			if !open {
-				rec, _ := s.Get(id)
+				// Closed at the run's end, or because this stream fell
+				// behind: then the series holds samples it has not sent
+				// (or will: the run goes on).
+				rec, found := s.Get(id)
+				if found && (rec.State == StateQueued || rec.State == StateRunning || after < lastSeq(rec.Series)) {
+					write(": more than " + strconv.Itoa(subscriptionDepth) + " samples behind the live stream: reconnect with Last-Event-ID for the samples after it\n\n")
+					return
+				}
 				send(0, "end", map[string]any{"id": rec.ID, "state": rec.State, "error": rec.Error, "results": len(rec.Results)})
 				return
 			}
-			if ev.Seq > after && !send(ev.Seq, "sample", ev) {
-				return
+			if ev.Seq > after {
+				if !send(ev.Seq, "sample", ev) {
+					return
+				}
+				after = ev.Seq
 			}
 		}
 	}

@@ -64,11 +64,18 @@
 
   // Live run: server-sent events read from a fetch stream. A stream that
   // drops before the run's end (a proxy restarting, a laptop waking up,
-  // the service restarted) is opened again after 1, 2, 4 ... 30 s, with
+  // the service restarted, or the service ending it because the page
+  // fell behind its samples) is opened again after 1, 2, 4 ... 30 s, with
   // the last sample's id as Last-Event-ID: the service sends only the
   // samples after it, or "reset" and the whole series when that sample
   // has since been merged into an older point.
   var reconnectMaxMS = 30000;
+  // The live chart keeps the newest livePointsMax points: as many as a
+  // run's series holds (seriesRecentMax + seriesOlderMax), so that the
+  // replay a stream starts with fits whole. A page watching a long run
+  // then shows its last livePointsMax samples, no longer all it was sent
+  // since it opened; a reload shows the whole run, older points merged.
+  var livePointsMax = 600;
   function watch(id) {
     if (live.abort) live.abort.abort();
     clearTimeout(live.retry);
@@ -128,6 +135,10 @@
       if (id) w.lastID = id;
       if (w.retries) { w.retries = 0; setStatus("run " + w.id + ": event stream resumed", false); }
       live.t.push(ev.t); live.ops.push(ev.ops_per_sec); live.p99.push(ev.p99_ms);
+      if (live.t.length > livePointsMax) {
+        var over = live.t.length - livePointsMax;
+        live.t.splice(0, over); live.ops.splice(0, over); live.p99.splice(0, over);
+      }
       drawLive();
       $("live-figures").textContent = ev.store + ": " + fmt(ev.ops_per_sec, 0) + " ops/s, p99 " + fmt(ev.p99_ms, 3) + " ms, " + ev.errors + " errors, " + ev.ops_done + " of " + ev.ops_total + " ops";
     } else if (name === "end") {

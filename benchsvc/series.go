@@ -135,6 +135,14 @@ func resumable(points []Event, after int) bool {
 	return points[i].Seq == after
 }
 
+// lastSeq is the number of the last sample points cover, 0 for none.
+func lastSeq(points []Event) int {
+	if len(points) == 0 {
+		return 0
+	}
+	return points[len(points)-1].Seq
+}
+
 // throughputSecondsMax bounds a result's per-second counts as the service
 // keeps them: bench.ThroughputSecondsMax, the bound every result's counts
 // keep at their source; later seconds fold into the last, so that the

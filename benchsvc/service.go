@@ -732,7 +732,14 @@ func (s *Service) sample(r *run, finished <-chan struct{}) {
 		for ch := range r.subs {
 			select {
 			case ch <- ev:
-			default: // a slow reader misses a sample rather than stall the run
+			default:
+				// A reader more than subscriptionDepth samples behind:
+				// its stream ends after the samples it has room for,
+				// rather than stall the run or miss this one, and its
+				// client comes back with Last-Event-ID for the rest
+				// (serveEvents).
+				delete(r.subs, ch)
+				close(ch)
 			}
 		}
 		s.mu.Unlock()
@@ -852,9 +859,16 @@ func (s *Service) Cancel(id string) (Record, error) {
 	return rec, nil
 }
 
+// subscriptionDepth is how many samples a subscriber may be behind the
+// run before its subscription is closed.
+const subscriptionDepth = 8
+
 // Subscribe returns the samples so far and a channel of the next ones,
-// closed when the run ends (or at once for a finished run), and a function
-// that stops the subscription.
+// and a function that stops the subscription. The channel is closed when
+// the run ends (at once for a finished run), or when its reader falls
+// more than subscriptionDepth samples behind: the samples after those it
+// holds are not sent on it, and its reader finds them in the run's
+// series.
 func (s *Service) Subscribe(id string) (past []Event, next <-chan Event, stop func(), ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -862,7 +876,7 @@ func (s *Service) Subscribe(id string) (past []Event, next <-chan Event, stop fu
 	if !found {
 		return nil, nil, nil, false
 	}
-	ch := make(chan Event, 8)
+	ch := make(chan Event, subscriptionDepth)
 	past = slices.Clone(r.rec.Series)
 	if r.subs == nil {
 		close(ch)

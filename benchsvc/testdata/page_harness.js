@@ -6,10 +6,11 @@
 //
 // It waits for the run the page watches to end and its progress bar to
 // fill (or 10 s more), changes the token twice as a user would, then
-// prints one JSON line: the live chart's x values (seconds), the run's
-// end state as the page saw it, its reconnect count, the progress bar's
-// width, and how many history timers the page has set. A page that never
-// sees the end within 30 s prints {"error": ...}.
+// prints one JSON line: the live chart's x values (seconds), the most
+// points the page ever gave a chart (the length of its longest array),
+// the run's end state as the page saw it, its reconnect count, the
+// progress bar's width, and how many history timers the page has set. A
+// page that never sees the end within 30 s prints {"error": ...}.
 "use strict";
 const fs = require("fs");
 const vm = require("vm");
@@ -17,7 +18,13 @@ const [base, pagePath] = process.argv.slice(2);
 
 const { document, root } = require("./page_stub.js").newDocument();
 let chartX = [];
-function uPlot() { this.setData = function (data) { chartX = data[0].slice(); }; }
+let pointsMax = 0;
+function uPlot() {
+  this.setData = function (data) {
+    chartX = data[0].slice();
+    data.forEach((a) => { pointsMax = Math.max(pointsMax, a.length); });
+  };
+}
 const storage = {};
 let historyTimers = 0;
 const context = {
@@ -43,7 +50,7 @@ const poll = setInterval(() => {
     token.value = "one"; token.handlers.change();
     token.value = ""; token.handlers.change();
     setTimeout(() => {
-      console.log(JSON.stringify({ t: chartX, state, reconnects: Number(root.dataset.liveReconnects || 0), progress, historyTimers }));
+      console.log(JSON.stringify({ t: chartX, pointsMax, state, reconnects: Number(root.dataset.liveReconnects || 0), progress, historyTimers }));
       process.exit(0);
     }, 500);
     return;
