@@ -324,7 +324,7 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	// Made durable, name included: a power cut must not take a new data
 	// directory with the segments synced into it.
-	if err := journal.MakeDir(journal.Options{FS: cfg.FS, Dir: cfg.Dir, Broken: cfg.Broken}); err != nil {
+	if err := journal.MakeDir(journal.Options{FS: cfg.FS, Dir: cfg.Dir, Broken: cfg.Broken, Logger: cfg.Logger}); err != nil {
 		return nil, fmt.Errorf("engine: data directory %s: %w", cfg.Dir, err)
 	}
 	lock, err := cfg.FS.Lock(path.Join(cfg.Dir, "LOCK"))

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"log/slog"
 	"path"
 	"slices"
@@ -270,16 +271,27 @@ func parseName(name, prefix, suffix string) (uint64, bool) {
 // every segment synced into it. The parent of each directory it made is
 // synced, and the directory's own parent on every call, since a process
 // that made it may have stopped before that sync.
+//
+// A directory that existed already may sit in a parent this process
+// cannot open (a sync opens the directory for reading: mode 0711, owned by
+// another user): its sync is then refused with a permission error, logged
+// as a warning to opts.Logger, and the directory is used as before. A
+// directory made now in such a parent is an error: its name would not be
+// durable.
 func MakeDir(opts Options) error {
 	fs, dir := opts.FS, path.Clean(opts.Dir)
 	if fs == nil {
 		fs = vfs.OS{}
 	}
 	parents := []string{path.Dir(dir)}
+	made := false
 	for d := dir; d != "/" && d != "."; d = path.Dir(d) {
-		if _, err := fs.List(d); err == nil {
+		// A directory that cannot be listed (no read permission) exists
+		// all the same: only "does not exist" makes it one to make.
+		if _, err := fs.List(d); !errors.Is(err, vfs.ErrNotExist) {
 			break
 		}
+		made = true
 		if p := path.Dir(d); p != parents[len(parents)-1] {
 			parents = append(parents, p)
 		}
@@ -291,7 +303,14 @@ func MakeDir(opts Options) error {
 		return nil
 	}
 	for _, p := range parents {
-		if err := fs.SyncDir(p); err != nil {
+		err := fs.SyncDir(p)
+		if err != nil && !made && errors.Is(err, iofs.ErrPermission) {
+			if opts.Logger != nil {
+				opts.Logger.Warn("journal: cannot sync the data directory's parent, which holds its name (no read permission on it); the directory existed already, so it is used, but if it was made by a process that stopped before its own sync of the parent, a power cut may still take it", "dir", dir, "parent", p, "err", err)
+			}
+			continue
+		}
+		if err != nil {
 			return fmt.Errorf("journal: sync directory %s, which holds the name of %s: %w", p, dir, err)
 		}
 	}
