@@ -57,10 +57,13 @@
 // group of another shard (ShardMap.opCheck, run by the engine on each op
 // submitted: engine.Config.CheckOp). The catalog lives on the map's first
 // shard (ShardMap.CatalogShard), and a node of another shard refuses its
-// ops the same way. Router (router.go) is the client side: it routes each
-// op by group to its shard's primary (the lease names it) and runs a hold
-// or an order whose lines span shards as two-phase holds with the
-// decision recorded first (orders.go); Recover, called or run in the
-// background (RouterConfig.RecoverEvery), finishes what a coordinator
-// that died left.
+// ops the same way; one whose state holds records set there by an earlier
+// release warns, and serves its stock (catalog_stranded.go). Router
+// (router.go) is the client side: it routes each op by group to its
+// shard's primary (the lease names it) and runs a hold or an order whose
+// lines span shards as two-phase holds with the decision recorded first
+// (orders.go); Recover, called or run in the background
+// (RouterConfig.RecoverEvery), finishes what a coordinator that died
+// left. Each Router records under a coordinator name of its own
+// (RouterConfig.Coordinator).
 package cluster

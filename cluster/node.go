@@ -70,6 +70,9 @@ type node struct {
 	cfg    Config
 	log    *shardLog
 	logger *slog.Logger
+	// strandedReported is the count of catalog records stranded on this
+	// shard last reported (reportStrandedCatalog), 0 before any.
+	strandedReported int
 }
 
 // term runs the node from opening its engine to stepping down.
@@ -94,6 +97,7 @@ func (n *node) term(ctx context.Context) error {
 		me.HTTP = srv.HTTPAddr()
 	}
 	n.logger.Info("cluster: standby", "resp", srv.RESPAddr(), "http", srv.HTTPAddr(), "lsn", e.DurableLSN())
+	n.reportStrandedCatalog(e, "open")
 
 	termCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -132,6 +136,8 @@ func (n *node) term(ctx context.Context) error {
 	if err != nil || lease == nil {
 		return err
 	}
+	// Caught up to the log: what an earlier primary applied is here too.
+	n.reportStrandedCatalog(e, "takeover")
 	w := newLogWriter(writerCtx, n.log, n.cfg.NodeID, last, n.cfg.Fault)
 	if err := e.Promote(w); err != nil {
 		return err

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -23,9 +26,16 @@ type RouterConfig struct {
 	// URLs are the cluster's NATS servers, comma-separated.
 	URLs string
 	// Coordinator names this router in the records of its cross-shard
-	// holds and orders (default <hostname>-<pid>). A router restarted
-	// under the same name recovers its own unfinished ones at once
-	// (Recover); others' undecided ones only after RecoverAfter.
+	// holds and orders. A router restarted under the same name recovers
+	// its own undecided ones at once (Recover); others' only after
+	// RecoverAfter. So a name given must be this router's alone while it
+	// runs: two routers running under one name each take the other's
+	// undecided records for their own, and one's Recover (RecoverEvery)
+	// cancels the other's order in flight. Default: a name made for each
+	// Router by NewRouter, <hostname>-<pid>-<8 random hex digits>
+	// (Router.Coordinator), which no other router has, in this process
+	// (several Routers) or another (containers whose hostname and pid
+	// agree); no later router recovers as it.
 	Coordinator string
 	// Client holds the settings of each shard's connection pool; Addr is
 	// ignored (each shard's comes from its lease).
@@ -121,12 +131,13 @@ func (c *RouterConfig) Validate() error {
 	if strings.TrimSpace(c.URLs) == "" {
 		return errors.New("cluster: no NATS URL given")
 	}
-	if c.Coordinator == "" {
-		host, _ := os.Hostname()
-		c.Coordinator = fmt.Sprintf("%s-%d", host, os.Getpid())
-	}
-	if d := inventory.CheckID(c.Coordinator); d != "" {
-		return fmt.Errorf("cluster: coordinator name %s", d)
+	// No name given: NewRouter makes one for each Router it makes
+	// (coordinatorDefault), not Validate, which a caller may run once on
+	// a config that then makes several routers.
+	if c.Coordinator != "" {
+		if d := inventory.CheckID(c.Coordinator); d != "" {
+			return fmt.Errorf("cluster: coordinator name %s", d)
+		}
 	}
 	if c.HoldTTL == 0 {
 		c.HoldTTL = 30 * time.Second
@@ -205,6 +216,9 @@ func NewRouter(ctx context.Context, cfg RouterConfig) (*Router, error) {
 	leaseGiven, marginGiven := cfg.LeaseTTL != 0, cfg.CommitMargin != 0
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Coordinator == "" {
+		cfg.Coordinator = coordinatorDefault()
 	}
 	nc, js, err := connect(cfg.URLs, "allot router "+cfg.Coordinator)
 	if err != nil {
@@ -341,6 +355,46 @@ func ordersKV(ctx context.Context, js jetstream.JetStream, retention time.Durati
 
 // Map returns the cluster's shard map.
 func (r *Router) Map() ShardMap { return r.m }
+
+// Coordinator returns the name this router writes in the records of its
+// cross-shard holds and orders: RouterConfig.Coordinator, or the one
+// NewRouter made. Recover run under it (RouterConfig.Coordinator, `allot
+// shards recover --coordinator`) takes this router's undecided records for
+// its own and cancels them at once, so it is for when this router is
+// gone.
+func (r *Router) Coordinator() string { return r.cfg.Coordinator }
+
+// coordinatorDefaultBytesMax bounds a default coordinator name: orderHold
+// keeps the first 34 bytes of the name in the hold id of an order without
+// an idempotency key, and the random part, last, must be among them.
+const coordinatorDefaultBytesMax = 34
+
+// coordinatorDefault returns a coordinator name for a Router given none:
+// <hostname>-<pid>-<8 random hex digits>, the hostname cut to fit
+// coordinatorDefaultBytesMax. The hostname and pid say where it runs; the
+// random part keeps two Routers of one process apart, and two processes
+// whose hostname and pid agree (containers).
+//
+// The name was <hostname>-<pid> once: every Router of a process shared
+// it, took the others' undecided records for its own, and its Recover
+// (RouterConfig.RecoverEvery) cancelled their orders in flight. A counter
+// per process instead of randomness would still clash across containers.
+func coordinatorDefault() string {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("cluster: no randomness for a coordinator name: " + err.Error())
+	}
+	suffix := fmt.Sprintf("-%d-%s", os.Getpid(), hex.EncodeToString(b[:]))
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "router"
+	}
+	for len(host)+len(suffix) > coordinatorDefaultBytesMax {
+		_, size := utf8.DecodeLastRuneInString(host)
+		host = host[:len(host)-size]
+	}
+	return host + suffix
+}
 
 // Close stops the background recovery (and waits for its pass to end),
 // then closes the pools and the NATS connection.

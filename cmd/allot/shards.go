@@ -58,7 +58,7 @@ func runShards(args []string, stdout, stderr io.Writer) error {
 		fs.IntVar(&count, "count", 0, fmt.Sprintf("number of shards, 1..%d (required)", cluster.ShardsMax))
 	case "show":
 	case "recover":
-		fs.StringVar(&coordinator, "coordinator", "", "recover as this coordinator: its records at once, others' undecided ones once older than --after (default: host-pid, which owns none)")
+		fs.StringVar(&coordinator, "coordinator", "", "recover as this coordinator: its records at once, others' undecided ones once older than --after (default: a name of its own, host-pid-random, which owns none)")
 		fs.DurationVar(&after, "after", 30*time.Second, "cancel other coordinators' undecided (holding) records once they are this old; decided ones (confirming, cancelling) are finished at any age")
 	default:
 		return &exitError{code: 2, msg: fmt.Sprintf("unknown subcommand %q: want init, show or recover", sub)}
