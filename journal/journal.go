@@ -6,6 +6,7 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"log/slog"
+	"os"
 	"path"
 	"slices"
 	"sort"
@@ -184,6 +185,10 @@ const (
 	// BrokenDataDirNameNotSynced: the data directory's parent is never
 	// synced, so the name of a data directory made at Open is not durable.
 	BrokenDataDirNameNotSynced
+	// BrokenSpareNotSynced: in an unsynced journal a preallocated segment
+	// takes frames with neither its header nor its size synced: a power
+	// cut can keep the frames' pages and lose the header's.
+	BrokenSpareNotSynced
 )
 
 // Recovery describes what Open found.
@@ -252,8 +257,9 @@ func segmentName(lsn uint64) string { return fmt.Sprintf("journal-%020d.log", ls
 const spareName = "segment.spare"
 
 type spareResult struct {
-	file vfs.File
-	err  error
+	file   vfs.File
+	mapped []byte // the file mapped and its pages faulted in, or nil
+	err    error
 }
 
 func parseName(name, prefix, suffix string) (uint64, bool) {
@@ -793,7 +799,7 @@ func (j *Journal) startSegment(firstLSN uint64) error {
 		// emptied it: start it again.
 		j.segments = j.segments[:n-1]
 	}
-	f, err := j.newSegmentFile(full)
+	f, mapped, err := j.newSegmentFile(full)
 	if err != nil {
 		return err
 	}
@@ -805,11 +811,11 @@ func (j *Journal) startSegment(firstLSN uint64) error {
 			err = j.opts.FS.SyncDir(j.opts.Dir)
 		}
 		if err != nil {
-			f.Close()
+			closeSpare(spareResult{file: f, mapped: mapped})
 			return err
 		}
 	}
-	j.file = f
+	j.file, j.mapped = f, mapped
 	j.written = segmentHeaderSize
 	if err := j.mapSegment(full); err != nil {
 		return err
@@ -818,9 +824,10 @@ func (j *Journal) startSegment(firstLSN uint64) error {
 	return nil
 }
 
-// mapSegment maps the current segment, with Options.Mmap.
+// mapSegment maps the current segment, with Options.Mmap, unless it came
+// mapped (a spare).
 func (j *Journal) mapSegment(full string) error {
-	if !j.opts.Mmap || j.opts.NoPreallocate {
+	if !j.opts.Mmap || j.opts.NoPreallocate || j.mapped != nil {
 		return nil
 	}
 	m, ok := j.file.(vfs.Mapper)
@@ -847,14 +854,14 @@ func (j *Journal) rotateUnsynced(name, full string, firstLSN uint64) error {
 	}
 	old, oldMapped, oldName := j.file, j.mapped, j.segments[len(j.segments)-1].name
 	j.file, j.mapped = nil, nil
-	f, err := j.newSegmentFile(full)
+	f, mapped, err := j.newSegmentFile(full)
 	ch := make(chan error, 1)
 	j.retiring = ch
 	go func() { ch <- j.retire(old, oldMapped, oldName) }()
 	if err != nil {
 		return err
 	}
-	j.file = f
+	j.file, j.mapped = f, mapped
 	j.written = segmentHeaderSize
 	if err := j.mapSegment(full); err != nil {
 		return err
@@ -960,14 +967,57 @@ func (j *Journal) prepareSpare() {
 	}
 	j.spare = make(chan spareResult, 1)
 	go func(ch chan<- spareResult) {
-		f, err := j.preallocate(path.Join(j.opts.Dir, spareName))
-		ch <- spareResult{f, err}
+		name := path.Join(j.opts.Dir, spareName)
+		f, err := j.preallocate(name)
+		var mapped []byte
+		if err == nil {
+			mapped, err = j.mapSpare(f, name)
+			if err != nil {
+				f.Close()
+				j.opts.FS.Remove(name)
+			}
+		}
+		ch <- spareResult{f, mapped, err}
 	}(j.spare)
 }
 
+// mapSpare maps a prepared spare segment, with Options.Mmap, and faults
+// in every page of the mapping with a write, so that the writer, which
+// copies frames into the mapping under the engine's lock, does not take
+// a page fault per page (a trap into the kernel and the file system's
+// page_mkwrite, each): the spare's preparation on its own goroutine takes
+// them. A page stays writable until the kernel writes it back, which in
+// write and none modes is the segment's retirement (or the kernel's
+// periodic writeback). It returns nil where nothing is mapped.
+func (j *Journal) mapSpare(f vfs.File, name string) ([]byte, error) {
+	if !j.opts.Mmap {
+		return nil, nil
+	}
+	m, ok := f.(vfs.Mapper)
+	if !ok {
+		return nil, nil
+	}
+	b, err := m.Map(j.opts.SegmentBytes)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("journal: map segment %s: %w", name, err)
+	}
+	// Past the header the spare holds zeros: writing a zero into each
+	// page changes no byte.
+	page := os.Getpagesize()
+	b[segmentHeaderSize] = 0
+	for off := page; off < len(b); off += page {
+		b[off] = 0
+	}
+	return b, nil
+}
+
 // newSegmentFile returns the file for a new segment named full: the spare
-// prepared in the background when there is one, else a file made now.
-func (j *Journal) newSegmentFile(full string) (vfs.File, error) {
+// prepared in the background when there is one (with its mapping, if it
+// was mapped), else a file made now.
+func (j *Journal) newSegmentFile(full string) (vfs.File, []byte, error) {
 	if j.spare != nil {
 		var res spareResult
 		select {
@@ -979,16 +1029,16 @@ func (j *Journal) newSegmentFile(full string) (vfs.File, error) {
 		j.spare = nil
 		if res.err == nil {
 			if err := j.opts.FS.Rename(path.Join(j.opts.Dir, spareName), full); err == nil {
-				return res.file, nil
+				return res.file, res.mapped, nil
 			}
-			res.file.Close()
+			closeSpare(res)
 		}
 		// The spare failed; make the segment the slow way.
 	}
 	if j.opts.NoPreallocate {
 		f, err := j.opts.FS.Create(full)
 		if err != nil {
-			return nil, fmt.Errorf("journal: create segment %s: %w", full, err)
+			return nil, nil, fmt.Errorf("journal: create segment %s: %w", full, err)
 		}
 		_, err = f.WriteAt(segmentHeader(j.mode), 0)
 		if err == nil && j.mode == modeUnsynced {
@@ -999,26 +1049,55 @@ func (j *Journal) newSegmentFile(full string) (vfs.File, error) {
 		if err != nil {
 			f.Close()
 			j.opts.FS.Remove(full)
-			return nil, fmt.Errorf("journal: write the header of segment %s: %w", full, err)
+			return nil, nil, fmt.Errorf("journal: write the header of segment %s: %w", full, err)
 		}
-		return f, nil
+		return f, nil, nil
 	}
-	return j.preallocate(full)
+	f, err := j.preallocate(full)
+	return f, nil, err
+}
+
+// closeSpare releases a spare segment that will not be used; its file is
+// the caller's to remove.
+func closeSpare(res spareResult) {
+	if res.mapped != nil {
+		res.file.(vfs.Mapper).Unmap(res.mapped)
+	}
+	res.file.Close()
 }
 
 // preallocate creates name: the segment header, then zeros up to
 // SegmentBytes, synced.
+//
+// In an unsynced journal (write and none modes) only the header and the
+// file's size are synced, before the zeros are written: a frame there is
+// acknowledged before it is synced, so the zeros under it need not reach
+// the disk first, and the segment's retirement syncs them with the frames.
+// The header must be durable before any frame is acknowledged (a power cut
+// that kept frame pages and lost page 0 would leave a segment recovery
+// refuses), and so must the size: a segment that came back shorter than
+// SegmentBytes reads as one that ends early. The zeros are still written
+// (unsynced): they reserve the file's blocks, so a full disk fails here
+// with an error and not in the writer's copy into the mapping (SIGBUS),
+// and they put the pages in the page cache.
 func (j *Journal) preallocate(name string) (vfs.File, error) {
 	f, err := j.opts.FS.Create(name)
 	if err != nil {
 		return nil, fmt.Errorf("journal: create segment %s: %w", name, err)
 	}
 	_, err = f.WriteAt(segmentHeader(j.mode), 0)
+	from := int64(segmentHeaderSize)
+	if err == nil && j.mode == modeUnsynced && j.opts.SegmentBytes > segmentHeaderSize {
+		_, err = f.WriteAt([]byte{0}, j.opts.SegmentBytes-1)
+		if err == nil && j.opts.Broken != BrokenSpareNotSynced {
+			err = f.Sync()
+		}
+	}
 	zeros := make([]byte, min(1<<20, j.opts.SegmentBytes))
-	for off := int64(segmentHeaderSize); off < j.opts.SegmentBytes && err == nil; off += int64(len(zeros)) {
+	for off := from; off < j.opts.SegmentBytes && err == nil; off += int64(len(zeros)) {
 		_, err = f.WriteAt(zeros[:min(int64(len(zeros)), j.opts.SegmentBytes-off)], off)
 	}
-	if err == nil {
+	if err == nil && j.mode != modeUnsynced {
 		err = f.Sync()
 	}
 	if err != nil {
@@ -1288,7 +1367,7 @@ func (j *Journal) Close() error {
 	retireErr := j.waitRetired()
 	if j.spare != nil {
 		if res := <-j.spare; res.err == nil {
-			res.file.Close()
+			closeSpare(res)
 			j.opts.FS.Remove(path.Join(j.opts.Dir, spareName))
 		}
 		j.spare = nil

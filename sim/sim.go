@@ -135,6 +135,10 @@ const (
 	// synced, so a new data directory's own name is not durable
 	// (journal.BrokenDataDirNameNotSynced).
 	BrokenDataDirNameNotSynced
+	// BrokenSpareNotSynced: in write and none modes a preallocated
+	// segment takes frames before its header and size are synced
+	// (journal.BrokenSpareNotSynced).
+	BrokenSpareNotSynced
 )
 
 func (b Broken) journal() journal.Broken {
@@ -161,6 +165,8 @@ func (b Broken) journal() journal.Broken {
 		return journal.BrokenRetryDirSync
 	case BrokenDataDirNameNotSynced:
 		return journal.BrokenDataDirNameNotSynced
+	case BrokenSpareNotSynced:
+		return journal.BrokenSpareNotSynced
 	}
 	return journal.BrokenNone
 }
