@@ -20,8 +20,9 @@ import (
 )
 
 // SegmentBytesDefault is the segment size when Options.SegmentBytes is
-// zero: 16 MiB, preallocated and synced ahead of use, so that a rotation
-// costs a rename and the directory sync.
+// zero: 16 MiB, preallocated ahead of use (synced whole in a synced
+// journal; header and size only in an unsynced one: preallocate), so
+// that a rotation costs a rename and the directory sync.
 const SegmentBytesDefault = 16 << 20
 
 // Options configure a journal.
@@ -35,7 +36,8 @@ type Options struct {
 	SegmentBytes int64
 	// NoPreallocate turns off zero-filling segments ahead of use. By
 	// default every segment is written full of zeros and synced before it
-	// takes frames, so that a frame write changes no file size and an
+	// takes frames (with Unsynced, its header and size are synced, not
+	// the zeros: preallocate), so that a frame write changes no file size and an
 	// fdatasync flushes data only, not metadata: on ext4 that measured
 	// ~105-115 µs per write+fdatasync against ~155-160 µs when appending.
 	// The next segment is prepared in the background once the current one
@@ -48,6 +50,8 @@ type Options struct {
 	// modes promise; Sync still makes them durable. It is left off for
 	// fsync mode, where every sync would write-protect the pages again and
 	// the next frame would pay a page fault instead of the system call.
+	// A spare segment is mapped, its pages faulted in, before the writer
+	// takes it (mapSpare).
 	// Ignored when the file system cannot map files or NoPreallocate is set.
 	Mmap bool
 	// Unsynced says frames are acknowledged once written, before they are
