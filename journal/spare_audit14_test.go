@@ -15,7 +15,9 @@ import (
 // hole (the next segment starts after ops the full one lost) and keeps
 // the prefix, as write mode promises; but only if the full segment is
 // still as long as it was made, since the room after its last frame is
-// how recovery tells a segment's lost tail from a missing segment.
+// how recovery tells a segment's lost tail from a missing segment (with
+// segments as large as before, the setting says how large it was; with
+// smaller ones, only its length does).
 func TestAnUnsyncedSegmentKeepsItsSizeThroughAPowerCut(t *testing.T) {
 	for _, mapped := range []bool{false, true} {
 		mem := vfs.NewMem()
@@ -75,18 +77,37 @@ func TestAnUnsyncedSegmentKeepsItsSizeThroughAPowerCut(t *testing.T) {
 		if err := mem.SyncDir(dir); err != nil {
 			t.Fatal(err)
 		}
-		// The power goes before the full segment's sync: its first two
-		// pages reach the disk and the rest are lost; the new segment's
-		// all reach the disk.
-		crashed := mem.CrashPages(func(name string, page int64) int {
-			if name == dir+"/"+first && page >= 2 {
-				return 0
+		// The power goes before the full segment's sync: its first
+		// frames reach the disk and the rest are lost; the new segment's
+		// pages all reach the disk.
+		// The full segment's disk keeps its bytes up to the end of the
+		// first frame that ends past its second page, exactly (no torn
+		// frame), and none after.
+		buf, err := vfs.ReadFile(mem, dir+"/"+first)
+		if err != nil {
+			t.Fatal(err)
+		}
+		end := segmentHeaderSize
+		for end < 2*pageBytes {
+			_, size, bad, _ := parseFrame(buf[end:])
+			if bad != "" {
+				t.Fatalf("frame at %d: %s", end, bad)
 			}
-			return pageBytes
+			end += size
+		}
+		crashed := mem.CrashPages(func(name string, page int64) int {
+			if name != dir+"/"+first {
+				return pageBytes
+			}
+			return max(0, min(pageBytes, end-int(page)*pageBytes))
 		})
 		release(nil)
 		j.Close()
-		_, st, rec, err := Open(Options{FS: crashed, Dir: dir, SegmentBytes: segBytes, Unsynced: true})
+		// Reopened with smaller segments (a changed setting): the room
+		// after a segment's last frame is its length past that frame, or
+		// what SegmentBytes allows, whichever is more; the length is
+		// what must have survived.
+		_, st, rec, err := Open(Options{FS: crashed, Dir: dir, SegmentBytes: 2 * pageBytes, Unsynced: true})
 		if err != nil {
 			t.Fatalf("recovery refused after a power cut before a full segment's sync: %v", err)
 		}
