@@ -216,8 +216,10 @@ type segment struct {
 // only the pending frame); WriteFrame, startSegment and Close by one
 // goroutine at a time (the engine's flusher); Sync and WriteSnapshot may run
 // at the same time as WriteFrame. The journal runs two goroutines of its
-// own: one preallocates the spare segment, and in an unsynced journal one
-// syncs and closes each full segment (retire); Close waits for both.
+// own: one preallocates the spare segment (and in an unsynced journal maps
+// it and faults its pages in: mapSpare), and in an unsynced journal one
+// syncs and closes each full segment (retire); Close waits for both, and
+// Sync for the second.
 type Journal struct {
 	opts Options
 	mode segmentMode // recorded in every segment this journal starts
@@ -237,6 +239,10 @@ type Journal struct {
 	// (see startSegment), or nil; retireErr its failure, sticky.
 	retiring  chan error
 	retireErr error
+	// lastRetirement is the last retirement started, guarded by mu (for
+	// Sync, on another goroutine than the writer, which alone reads
+	// retiring), or nil.
+	lastRetirement *retirement
 	// rotationWaits counts rotations that waited on the writer goroutine:
 	// for a spare not yet prepared, or for the previous retirement.
 	rotationWaits atomic.Int64
@@ -261,6 +267,13 @@ func segmentName(lsn uint64) string { return fmt.Sprintf("journal-%020d.log", ls
 // spareName is the preallocated file that becomes the next segment.
 const spareName = "segment.spare"
 
+// retirement is a full segment's background sync (retire): done is
+// closed when it ended, err its result.
+type retirement struct {
+	done chan struct{}
+	err  error
+}
+
 type spareResult struct {
 	file   vfs.File
 	mapped []byte // the file mapped and its pages faulted in, or nil
@@ -279,33 +292,32 @@ func parseName(name, prefix, suffix string) (uint64, bool) {
 // makes its name durable. A directory made is a new entry in its parent,
 // on the disk only once the parent is synced (as a segment's name is only
 // with its directory): a power cut before that loses the directory and
-// every segment synced into it. The parent of each directory it made is
-// synced, and the directory's own parent on every call, since a process
-// that made it may have stopped before that sync.
+// every segment synced into it. Every directory from the data directory's
+// parent up to the root is synced on every call, not only the parents of
+// what this call made: a process that made some of them may have stopped
+// before its syncs, and a retry then finds them made.
 //
-// A directory that existed already may sit in a parent this process
-// cannot open (a sync opens the directory for reading: mode 0711, owned by
-// another user): its sync is then refused with a permission error, logged
-// as a warning to opts.Logger, and the directory is used as before. A
-// directory made now in such a parent is an error: its name would not be
-// durable.
+// A parent this process cannot open (a sync opens the directory for
+// reading: mode 0711, owned by another user) refuses its sync with a
+// permission error. For the name of a directory this call made, that is
+// an error: the name just made would not be durable (and the next call,
+// finding the directory, warns). For one that existed, it matters only if
+// an earlier call made it and stopped before its sync: it is logged as a
+// warning to opts.Logger, and the directory is used.
 func MakeDir(opts Options) error {
 	fs, dir := opts.FS, path.Clean(opts.Dir)
 	if fs == nil {
 		fs = vfs.OS{}
 	}
-	parents := []string{path.Dir(dir)}
-	made := false
+	// made: the directories this call makes. A directory that cannot be
+	// listed (no read permission) exists all the same: only "does not
+	// exist" makes it one to make.
+	made := map[string]bool{}
 	for d := dir; d != "/" && d != "."; d = path.Dir(d) {
-		// A directory that cannot be listed (no read permission) exists
-		// all the same: only "does not exist" makes it one to make.
 		if _, err := fs.List(d); !errors.Is(err, vfs.ErrNotExist) {
 			break
 		}
-		made = true
-		if p := path.Dir(d); p != parents[len(parents)-1] {
-			parents = append(parents, p)
-		}
+		made[d] = true
 	}
 	if err := fs.MkdirAll(dir); err != nil {
 		return fmt.Errorf("journal: create %s: %w", dir, err)
@@ -313,17 +325,17 @@ func MakeDir(opts Options) error {
 	if opts.Broken == BrokenDataDirNameNotSynced {
 		return nil
 	}
-	for _, p := range parents {
+	for d := dir; d != "/" && d != "."; {
+		p := path.Dir(d)
 		err := fs.SyncDir(p)
-		if err != nil && !made && errors.Is(err, iofs.ErrPermission) {
+		if err != nil && !made[d] && errors.Is(err, iofs.ErrPermission) {
 			if opts.Logger != nil {
-				opts.Logger.Warn("journal: cannot sync the data directory's parent, which holds its name (no read permission on it); the directory existed already, so it is used, but if it was made by a process that stopped before its own sync of the parent, a power cut may still take it", "dir", dir, "parent", p, "err", err)
+				opts.Logger.Warn("journal: cannot sync a parent of the data directory, which holds the name of the directory below it (no read permission on it); the data directory existed already, so it is used, but if it was made by a process that stopped before its own syncs, a power cut may still take it", "dir", dir, "parent", p, "err", err)
 			}
-			continue
+		} else if err != nil {
+			return fmt.Errorf("journal: sync directory %s, which holds the name of %s: %w", p, d, err)
 		}
-		if err != nil {
-			return fmt.Errorf("journal: sync directory %s, which holds the name of %s: %w", p, dir, err)
-		}
+		d = p
 	}
 	return nil
 }
@@ -862,7 +874,14 @@ func (j *Journal) rotateUnsynced(name, full string, firstLSN uint64) error {
 	f, mapped, err := j.newSegmentFile(full)
 	ch := make(chan error, 1)
 	j.retiring = ch
-	go func() { ch <- j.retire(old, oldMapped, oldName) }()
+	rt := &retirement{done: make(chan struct{})}
+	j.lastRetirement = rt
+	go func() {
+		err := j.retire(old, oldMapped, oldName)
+		rt.err = err
+		close(rt.done)
+		ch <- err
+	}()
 	if err != nil {
 		return err
 	}
@@ -991,11 +1010,13 @@ func (j *Journal) prepareSpare() {
 // copies frames into the mapping under the engine's lock, does not take
 // a page fault per page (a trap into the kernel and the file system's
 // page_mkwrite, each): the spare's preparation on its own goroutine takes
-// them. A page stays writable until the kernel writes it back, which in
-// write and none modes is the segment's retirement (or the kernel's
-// periodic writeback). It returns nil where nothing is mapped.
+// them. A page stays writable until the kernel writes it back: the
+// segment's retirement, a Sync, or the kernel's own writeback (periodic,
+// or past its dirty thresholds). It returns nil where nothing is mapped.
 func (j *Journal) mapSpare(f vfs.File, name string) ([]byte, error) {
-	if !j.opts.Mmap {
+	if !j.opts.Mmap || j.mode != modeUnsynced {
+		// A synced journal's spare holds synced zeros: writing into its
+		// pages would make the first frame's fdatasync write them all.
 		return nil, nil
 	}
 	m, ok := f.(vfs.Mapper)
@@ -1033,12 +1054,16 @@ func (j *Journal) newSegmentFile(full string) (vfs.File, []byte, error) {
 		}
 		j.spare = nil
 		if res.err == nil {
-			if err := j.opts.FS.Rename(path.Join(j.opts.Dir, spareName), full); err == nil {
+			err := j.opts.FS.Rename(path.Join(j.opts.Dir, spareName), full)
+			if err == nil {
 				return res.file, res.mapped, nil
 			}
 			closeSpare(res)
+			res.err = fmt.Errorf("journal: rename the spare segment to %s: %w", full, err)
 		}
-		// The spare failed; make the segment the slow way.
+		// The spare failed; make the segment the slow way, on the
+		// writer's path.
+		j.opts.Logger.Warn("journal: the spare segment failed; making the next one on the writer's path", "segment", full, "err", res.err)
 	}
 	if j.opts.NoPreallocate {
 		f, err := j.opts.FS.Create(full)
@@ -1249,6 +1274,18 @@ func (j *Journal) Sync() error {
 	defer j.mu.Unlock()
 	if j.closed {
 		return errors.New("journal: sync after close")
+	}
+	// In an unsynced journal the full segment before this one is synced
+	// in the background (rotateUnsynced): its frames, and the name of the
+	// one after it (its directory sync), are durable only once that ends.
+	if rt := j.lastRetirement; rt != nil {
+		<-rt.done
+		if rt.err != nil {
+			return rt.err
+		}
+	}
+	if j.file == nil {
+		return errors.New("journal: sync after a failed segment rotation: no segment is open")
 	}
 	if err := j.file.Sync(); err != nil {
 		return fmt.Errorf("journal: fdatasync %s: %w", j.segments[len(j.segments)-1].name, err)

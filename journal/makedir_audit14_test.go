@@ -56,17 +56,36 @@ func TestADataDirectoryInAnUnreadableParent(t *testing.T) {
 	if err := MakeDir(Options{FS: fs, Dir: "/srv/shared/data", Logger: logger}); err != nil {
 		t.Fatalf("an existing data directory in an unreadable parent: %v", err)
 	}
-	if !strings.Contains(logged.String(), "cannot sync the data directory's parent") || !strings.Contains(logged.String(), "/srv/shared") {
+	if !strings.Contains(logged.String(), "cannot sync a parent of the data directory") || !strings.Contains(logged.String(), "parent=/srv/shared") {
 		t.Fatalf("no warning naming the parent: %q", logged.String())
 	}
+	logged.Reset()
 	err := MakeDir(Options{FS: fs, Dir: "/srv/shared/new", Logger: logger})
 	if !errors.Is(err, iofs.ErrPermission) || !strings.Contains(err.Error(), "/srv/shared") {
 		t.Fatalf("a data directory made in an unreadable parent: want the permission error naming it, got %v", err)
 	}
-	// A missing directory under an unlistable one is made, and only the
-	// parents of what was made are synced.
+	// Retried (a service manager restarting the process), the directory
+	// the failed call made is found: its name is still not durable, which
+	// the retry must say, not pass over.
+	if err := MakeDir(Options{FS: fs, Dir: "/srv/shared/new", Logger: logger}); err != nil {
+		t.Fatalf("the retry: %v", err)
+	}
+	if !strings.Contains(logged.String(), "parent=/srv/shared") {
+		t.Fatalf("the retry of a failed make passed over the parent it could not sync: %q", logged.String())
+	}
+	// A directory made under one that exists, below an unreadable
+	// ancestor: the names made are synced, the ancestor's warned of.
+	logged.Reset()
 	fs.denied = map[string]bool{"/srv": true}
 	if err := MakeDir(Options{FS: fs, Dir: "/srv/shared/more/data", Logger: logger}); err != nil {
-		t.Fatalf("a data directory made under an unlistable ancestor: %v", err)
+		t.Fatalf("a data directory made under an unreadable ancestor: %v", err)
+	}
+	if !strings.Contains(logged.String(), "parent=/srv ") {
+		t.Fatalf("no warning naming the unreadable ancestor: %q", logged.String())
+	}
+	// A directory made in a parent that is not the unreadable one, two
+	// levels down, whose own parent was made by the same call.
+	if err := MakeDir(Options{FS: fs, Dir: "/srv/x/data", Logger: logger}); !errors.Is(err, iofs.ErrPermission) {
+		t.Fatalf("a directory made in an unreadable parent: want the permission error, got %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package journal
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"allot/vfs"
 )
@@ -165,4 +166,51 @@ func TestMappedSparesOnTheRealFileSystem(t *testing.T) {
 	if rec.LastLSN != uint64(len(ops)) || !slices.Equal(st.Rows(), stateAfter(ops)) {
 		t.Fatalf("recovered %d of %d ops, or a state that is not theirs", rec.LastLSN, len(ops))
 	}
+}
+
+// Sync makes every written frame durable, in an unsynced journal too,
+// where the full segment before the current one is synced in the
+// background after a rotation: Sync returned once the current segment was
+// synced, and a power cut then lost every op of the full one.
+func TestSyncWaitsForTheFullSegmentsSync(t *testing.T) {
+	mem := vfs.NewMem()
+	fs := vfs.NewFaulty(mem)
+	j, _, _, err := Open(Options{FS: fs, Dir: dir, SegmentBytes: 16 * pageBytes, Unsynced: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, release := fs.HoldSyncs("journal-")
+	defer release(nil)
+	ops := genOps(47, 20000)
+	i := 0
+	for ; i < len(ops) && len(j.segments) < 2; i++ {
+		j.Add(&ops[i])
+		if err := j.Write(); err != nil {
+			t.Fatalf("op %d: %v", i, err)
+		}
+	}
+	if len(j.segments) < 2 {
+		t.Fatal("the ops never filled a segment")
+	}
+	<-held // the full segment's sync is under way, and held
+	synced := make(chan error, 1)
+	go func() { synced <- j.Sync() }()
+	select {
+	case err := <-synced:
+		t.Fatalf("Sync returned (%v) while the full segment's sync was held", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	release(nil)
+	if err := <-synced; err != nil {
+		t.Fatal(err)
+	}
+	crashed := mem.CrashPages(func(string, int64) int { return 0 })
+	_, st, rec, err := Open(Options{FS: crashed, Dir: dir, SegmentBytes: 16 * pageBytes, Unsynced: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int(rec.LastLSN) != i || !slices.Equal(st.Rows(), stateAfter(ops[:i])) {
+		t.Fatalf("after Sync and a power cut: recovered %d of %d ops", rec.LastLSN, i)
+	}
+	j.Close()
 }
