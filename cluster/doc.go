@@ -60,7 +60,9 @@
 // ops the same way; one whose state holds records set there by an earlier
 // release warns, and serves its stock (catalog_stranded.go). Router
 // (router.go) is the client side: it routes each op by group to its
-// shard's primary (the lease names it) and runs a hold or an order whose
+// shard's primary (the lease names it), the catalog's ops to the catalog
+// shard's primary (router_catalog.go; a search's available counts the
+// units on that shard only), and runs a hold or an order whose
 // lines span shards as two-phase holds with the decision recorded first
 // (orders.go); Recover, called or run in the background
 // (RouterConfig.RecoverEvery), finishes what a coordinator that died

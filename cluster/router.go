@@ -185,6 +185,10 @@ func (c *RouterConfig) Validate() error {
 // Router is a client of a sharded cluster: it sends each op to the
 // primary of the shard that holds its group, follows failovers, and runs
 // holds and orders whose lines span shards as two-phase holds (orders.go).
+// The catalog's ops (CatalogSet, CatalogGet, CatalogDel, Search) go to the
+// primary of the catalog's shard (ShardMap.CatalogShard) the same way
+// (router_catalog.go); a search's available counts the SKU's units on
+// that shard only, not over the cluster.
 type Router struct {
 	cfg    RouterConfig
 	nc     *nats.Conn
@@ -531,12 +535,18 @@ func (r *Router) attemptTimeout() time.Duration {
 // which drops the pool and reads the lease again. Following it inside the
 // pool left the pool at the old primary once it came back as a standby,
 // and every read of the shard was then served a moment behind the writes.
+// A catalog write or get, which Conn.Do does not encode, goes to its
+// Conn method (sendCatalog).
 func send(ctx context.Context, p *client.Client, op inventory.Op) (inventory.Result, error) {
 	cn, err := p.Conn(ctx)
 	if err != nil {
 		return inventory.Result{}, err
 	}
 	defer cn.Close()
+	switch op.Kind {
+	case inventory.KindCatalogSet, inventory.KindCatalogDel, inventory.KindCatalogGet:
+		return sendCatalog(ctx, cn, &op)
+	}
 	return cn.Do(ctx, op, nil)
 }
 
@@ -561,10 +571,14 @@ func primaryFailed(ctx context.Context, err error) bool {
 }
 
 // Do runs op on the shard that holds its group: a capture, release,
-// stock, get or available; a hold, order, confirm, cancel or hold-get
-// goes to Hold, Order, Confirm, Cancel or HoldGet. lines is the buffer
-// for a capture's allocation.
+// stock, get or available; a search on the catalog's shard (its hits'
+// Available count the units on that shard only: router_catalog.go); a
+// hold, order, confirm, cancel or hold-get goes to Hold, Order, Confirm,
+// Cancel or HoldGet. lines is the buffer for a capture's allocation. A
+// catalog write or get is refused: CatalogSet, CatalogDel and CatalogGet
+// run them, with client.Client's results.
 func (r *Router) Do(ctx context.Context, op inventory.Op, lines []inventory.Line) (inventory.Result, error) {
+	var shard string
 	switch op.Kind {
 	case inventory.KindHold:
 		return r.Hold(ctx, op.Hold, time.Duration(op.TTL)*time.Millisecond, op.Lines)
@@ -577,13 +591,18 @@ func (r *Router) Do(ctx context.Context, op inventory.Op, lines []inventory.Line
 	case inventory.KindHoldGet:
 		return r.HoldGet(ctx, op.Hold)
 	case inventory.KindCapture, inventory.KindRelease, inventory.KindStock, inventory.KindGet, inventory.KindAvailable:
+		shard = r.m.Of(op.Key.Group())
+	case inventory.KindSearch:
+		shard = r.m.CatalogShard()
+	case inventory.KindCatalogSet, inventory.KindCatalogDel, inventory.KindCatalogGet:
+		return inventory.Result{}, fmt.Errorf("cluster: Router.Do does not run %s: CatalogSet, CatalogDel and CatalogGet do", op.Kind)
 	default:
 		return inventory.Result{}, fmt.Errorf("cluster: the router does not route %s", op.Kind)
 	}
 	if d := op.Check(); d != "" {
 		return inventory.Result{Code: inventory.CodeInvalid, Detail: d}, nil
 	}
-	res, err := r.call(ctx, r.m.Of(op.Key.Group()), op)
+	res, err := r.call(ctx, shard, op)
 	if err == nil && op.Kind == inventory.KindCapture && lines != nil {
 		res.Lines = append(lines[:0], res.Lines...)
 	}
