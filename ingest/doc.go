@@ -45,11 +45,15 @@
 //     binlog file the source rotates to between transactions, so that an
 //     idle source's purge of old files does not strand the checkpoint.
 //     The checkpoint also names the source (@@server_uuid; MariaDB's
-//     @@server_id and @@gtid_domain_id), when its binlog file was created,
-//     and the table's column order at its position: a DSN that reaches
-//     another server, or the same name's file created anew, is refused
-//     (the position names other events there), and rows without column
-//     names written before an ALTER TABLE that moved the columns stop the
+//     @@server_id and @@gtid_domain_id), when its binlog file was created
+//     (learnt from the file's format description event as soon as the
+//     stream reads it), and the table's column order at its position: a
+//     DSN that reaches another server, at start or at any start of the
+//     binlog stream after (each reads the identity on the stream's own
+//     connection before it asks for the binary log), is refused
+//     (ErrOtherSource), and so is the same name's file created anew (the
+//     position names other events there); rows without column names
+//     written before an ALTER TABLE that moved the columns stop the
 //     ingester rather than be mapped by the order read at start.
 //
 // So after a kill -9 of the ingester, it resumes from a checkpoint at or
@@ -59,7 +63,8 @@
 // kill -9 of allot, the ingester retries the unacknowledged op with the
 // same key until allot is back. A lost connection to the source is retried
 // until the source is back, each failed attempt logged and counted, and the
-// binlog read again from the last acknowledged transaction. The window
+// binlog read again from the last acknowledged transaction; another server
+// answering the DSN then stops the ingester (ErrOtherSource). The window
 // this holds for is allot's key retention (24 h by default): an ingester
 // stopped longer than that must start from a fresh snapshot (delete its
 // state file).

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	binlogclient "github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 	_ "github.com/go-sql-driver/mysql"
@@ -861,17 +862,47 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 	// logger ("[error] binlogstreamer.go:78 close sync with err"), beside
 	// returning it to GetEvent, where the ingester reports it itself.
 	quietLibrary.Do(func() { log.SetDefaultLogger(log.NewDefault(&log.NullHandler{})) })
+	// Every start of the stream, the first and each after a lost
+	// connection, reads the identity of the server its own connection
+	// reaches before asking it for the binary log: dialled again, the DSN
+	// may reach another server than the one the checkpoint was taken on (a
+	// failover behind one address, a proxy pointed elsewhere), where the
+	// position names other events. (Reading it on database/sql's pool
+	// instead would ask a connection to the server that was, or another
+	// one than the stream's.) refused is the error of such a start, which
+	// no retry mends.
+	var startAt Checkpoint
+	var refused error
+	scfg.Option = func(c *binlogclient.Conn) error {
+		found, err := streamIdentity(c)
+		if err != nil {
+			return err
+		}
+		if found != in.identity {
+			refused = in.otherSource(startAt, in.identity, found)
+			return refused
+		}
+		return nil
+	}
 	var syncer *replication.BinlogSyncer
 	start := func(at Checkpoint) (*replication.BinlogStreamer, error) {
 		if syncer != nil {
 			syncer.Close()
 		}
+		startAt, refused = at, nil
 		syncer = replication.NewBinlogSyncer(scfg)
-		return syncer.StartSync(mysql.Position{Name: at.File, Pos: at.Pos})
+		streamer, err := syncer.StartSync(mysql.Position{Name: at.File, Pos: at.Pos})
+		if refused != nil {
+			return nil, refused
+		}
+		return streamer, err
 	}
 	defer func() { syncer.Close() }()
 	in.logf("reading the binary log of %s:%d as replica server id %d", in.src.host, in.src.port, in.cfg.ServerID)
 	streamer, err := start(cp)
+	if errors.Is(err, ErrOtherSource) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("ingest: starting the binlog stream at %s:%d: %w", cp.File, cp.Pos, err)
 	}
@@ -961,6 +992,16 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 					file, time.Unix(int64(ev.Header.Timestamp), 0).UTC().Format(time.RFC3339), in.cfg.StateFile, time.Unix(int64(expect), 0).UTC().Format(time.RFC3339), in.cfg.StateFile)
 			}
 			created, expect = ev.Header.Timestamp, 0
+			if pending.File == file && pending.FileCreated == 0 {
+				// A checkpoint that did not know when its file was
+				// created (a snapshot's, or the start of a file the
+				// source rotated to) learns it here, from the server
+				// whose identity the stream's start checked, rather than
+				// at the next transaction boundary: on a quiet source that
+				// may be long, and the check above would meanwhile take
+				// any file of the name.
+				pending.FileCreated = created
+			}
 		case *replication.RotateEvent:
 			if name := string(e.NextLogName); name != file {
 				file, created, expect = name, 0, 0
@@ -1142,7 +1183,8 @@ func lostConnection(err error) bool {
 // would depend on table maps read on the lost connection. Rows it had sent
 // since are sent again with the keys they had, which allot answers without
 // applying them. It tries until the source takes the stream or ctx ends
-// (README: retried forever), pausing between attempts
+// (README: retried forever), or another server than the checkpoint's
+// answers the DSN (ErrOtherSource, from start), pausing between attempts
 // as *pause says (reset when the last stream, started at *started, ran
 // reconnectPauseMax or longer), and logs and counts each failed attempt.
 func (in *Ingester) reconnect(ctx context.Context, start func(Checkpoint) (*replication.BinlogStreamer, error), at Checkpoint, cause error, started *time.Time, pause *time.Duration) (*replication.BinlogStreamer, error) {
@@ -1163,6 +1205,9 @@ func (in *Ingester) reconnect(ctx context.Context, start func(Checkpoint) (*repl
 		streamer, err := start(at)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if errors.Is(err, ErrOtherSource) {
+			return nil, err
 		}
 		if err == nil {
 			in.Metrics.Reconnects.Add(1)

@@ -73,6 +73,9 @@ func startBinlogProxy(t *testing.T, target, table string) *binlogProxy {
 				c.Close()
 				continue
 			}
+			p.mu.Lock()
+			target := p.target // redirect may change it
+			p.mu.Unlock()
 			up, err := net.Dial("tcp", target)
 			if err != nil {
 				c.Close()

@@ -22,11 +22,18 @@ import (
 
 // startCaseInsensitiveMariaDB starts a MariaDB of the test's own with
 // lower_case_table_names=1 (a server setting fixed when its data directory
-// is made, so not one the project's MariaDB can be given) and its binary
-// log in row format, on a free port, without privileges (any user name
-// logs in). It returns the port; the server is stopped and its files
-// removed at the end of the test.
+// is made, so not one the project's MariaDB can be given).
 func startCaseInsensitiveMariaDB(t *testing.T) int {
+	t.Helper()
+	return startOwnMariaDB(t, "--lower-case-table-names=1")
+}
+
+// startOwnMariaDB starts a MariaDB of the test's own with server id 1 and
+// its binary log in row format, on a free port, without privileges (any
+// user name logs in); options (given to mariadb-install-db and mariadbd,
+// after the defaults) change that. It returns the port; the server is
+// stopped and its files removed at the end of the test.
+func startOwnMariaDB(t *testing.T, options ...string) int {
 	t.Helper()
 	server, err := exec.LookPath("mariadbd")
 	if err != nil {
@@ -39,7 +46,7 @@ func startCaseInsensitiveMariaDB(t *testing.T) int {
 		}
 		t.Skipf("no mariadbd and mariadb-install-db here (%v, %v)", err, serr)
 	}
-	dir, err := os.MkdirTemp("", "allot-lctn-")
+	dir, err := os.MkdirTemp("", "allot-mariadb-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,8 +71,8 @@ func startCaseInsensitiveMariaDB(t *testing.T) int {
 		as = []string{"--user=mysql"}
 	}
 	data := filepath.Join(dir, "data")
-	args := append([]string{"--no-defaults", "--datadir=" + data, "--lower-case-table-names=1"}, as...)
-	if out, err := exec.Command(install, append(args, "--auth-root-authentication-method=normal", "--skip-test-db")...).CombinedOutput(); err != nil {
+	args := append([]string{"--no-defaults", "--datadir=" + data}, as...)
+	if out, err := exec.Command(install, append(append(args, "--auth-root-authentication-method=normal", "--skip-test-db"), options...)...).CombinedOutput(); err != nil {
 		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -74,11 +81,12 @@ func startCaseInsensitiveMariaDB(t *testing.T) int {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	cmd := exec.Command(server, append(args, "--port="+strconv.Itoa(port), "--bind-address=127.0.0.1",
+	args = append(args, "--port="+strconv.Itoa(port), "--bind-address=127.0.0.1",
 		"--socket="+filepath.Join(dir, "mariadbd.sock"), "--pid-file="+filepath.Join(dir, "mariadbd.pid"),
 		"--log-error="+filepath.Join(dir, "error.log"), "--skip-grant-tables", "--skip-name-resolve",
 		"--server-id=1", "--log-bin=mariadb-bin", "--binlog-format=ROW", "--binlog-row-image=FULL", "--binlog-row-metadata=FULL",
-		"--character-set-server=utf8mb4", "--collation-server=utf8mb4_bin", "--innodb-buffer-pool-size=16M")...)
+		"--character-set-server=utf8mb4", "--collation-server=utf8mb4_bin", "--innodb-buffer-pool-size=16M")
+	cmd := exec.Command(server, append(args, options...)...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
