@@ -182,10 +182,14 @@ func TestCheckUnknownOutcomes(t *testing.T) {
 	if c := Check(o, rows); !c.OK {
 		t.Fatalf("all applied: %v", c.Violations)
 	}
-	// Now a release recorded as applied that the store never saw: the
-	// group is short by its n and the checker must say so.
-	se.Capture(ctx, w.Ops[first].Group(), w.Ops[first].N, nil)
-	rows, _ = st.Rows(ctx)
+	// Now a release recorded as applied that the store never saw: its
+	// row, and so its group, is short by its n and the checker must say
+	// so.
+	for i := range rows {
+		if rows[i].Key == w.Ops[first].Key {
+			rows[i].Count -= w.Ops[first].N
+		}
+	}
 	if c := Check(o, rows); c.OK {
 		t.Fatal("a lost release passed the check")
 	}

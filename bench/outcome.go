@@ -86,11 +86,17 @@ type Outcomes struct {
 
 	spillMu sync.Mutex
 	spill   map[int][]inventory.Line
+
+	// othersInFlightMax bounds the ops of lower index that can still have
+	// been in flight when any op was taken (so that they may be applied
+	// after it): -1 when nothing bounds them. The check of the allocation
+	// rule uses it (releasesAfter).
+	othersInFlightMax int
 }
 
 // NewOutcomes returns a record with every op not run.
 func NewOutcomes(p *Plan) *Outcomes {
-	return &Outcomes{plan: p, ops: make([]outcome, len(p.w.Ops)), spill: make(map[int][]inventory.Line)}
+	return &Outcomes{plan: p, ops: make([]outcome, len(p.w.Ops)), spill: make(map[int][]inventory.Line), othersInFlightMax: -1}
 }
 
 // Record sets the outcome of op i. lines are a capture's lines when status

@@ -202,6 +202,14 @@ const scheduleSpanMax = 100 * 365 * 24 * time.Hour
 
 func newRunner(p *Plan, cfg *RunConfig) *runner {
 	r := &runner{plan: p, cfg: cfg, outcomes: NewOutcomes(p)}
+	if cfg.Pipeline <= 1 {
+		// Each worker takes the next op index only once its last op is
+		// done, so when an op is taken, of the ops before it only those
+		// the other workers hold can still be in flight. A pipelined
+		// worker holds a batch and every capture waiting for its retry:
+		// no bound.
+		r.outcomes.othersInFlightMax = cfg.Workers - 1
+	}
 	for range cfg.Workers {
 		wk := &worker{r: r, lines: make([]inventory.Line, 0, 8), latency: newLatencyRecorder()}
 		if cfg.OpenLoop() {

@@ -33,7 +33,9 @@ func (c *checker) addf(format string, args ...any) {
 // modifies sent to that record before the read returned.
 //
 // Queues: every confirmed message must have been consumed once or still be
-// in the queue; a message consumed twice is a violation; published but
+// in the queue; a message consumed twice is a violation, and so is one no
+// worker published (or loaded), or one whose body is not the one
+// published: the store made it up; published but
 // unconfirmed (fire-and-forget) messages that are missing are counted, not
 // violations, since nothing promised them.
 func (r *run) check(final []store.RWRecord, extra map[string]any) bench.CheckResult {
@@ -136,6 +138,25 @@ func (r *run) checkQueue(c *checker, final []store.RWRecord, extra map[string]an
 	switch r.k.RequestType {
 	case RequestRead:
 		extra["published"] = len(r.loaded)
+		// The loaded messages are the only ones published: a consumer
+		// that got a value none of them holds, or a message left whose
+		// id and body no loaded message had, came from the store.
+		loaded := make(map[int64]string, len(r.loaded))
+		for _, m := range r.loaded {
+			loaded[m.Value] = m.Key
+		}
+		for w, list := range r.consumed {
+			for _, v := range list {
+				if _, ok := loaded[v]; !ok {
+					c.addf("worker %d consumed a message with body %d, which no loaded message had", w, v)
+				}
+			}
+		}
+		for _, f := range final {
+			if k, ok := loaded[f.Value]; !ok || k != f.Key {
+				c.addf("message %s with body %d left in the queue was never loaded", f.Key, f.Value)
+			}
+		}
 		if consumed == 0 && len(r.loaded) > 0 && r.reads.Load() > 0 {
 			// Nothing lost, nothing twice, and nothing measured: every
 			// read came back empty from a queue that held every message.
@@ -172,6 +193,26 @@ func (r *run) checkQueue(c *checker, final []store.RWRecord, extra map[string]an
 		for k, n := range remaining {
 			if n > 1 {
 				c.addf("message %s delivered %d times", k, n)
+			}
+		}
+		// Every message left must be one a worker published, with the
+		// body it was published with: a publish whose call failed may
+		// have reached the queue, and only those and the acknowledged
+		// ones may.
+		sent := make(map[string]int64, published)
+		for _, lists := range [2][][]store.RWRecord{r.written, r.writtenUnknown} {
+			for _, list := range lists {
+				for _, w := range list {
+					sent[w.Key] = w.Value
+				}
+			}
+		}
+		for _, f := range final {
+			switch v, ok := sent[f.Key]; {
+			case !ok:
+				c.addf("message %s with body %d is in the queue, but no worker published it", f.Key, f.Value)
+			case v != f.Value:
+				c.addf("message %s has body %d, published with %d", f.Key, f.Value, v)
 			}
 		}
 	}
