@@ -20,9 +20,9 @@ import (
 )
 
 // SegmentBytesDefault is the segment size when Options.SegmentBytes is
-// zero: 16 MiB, preallocated ahead of use (synced whole in a synced
-// journal; header and size only in an unsynced one: preallocate), so
-// that a rotation costs a rename and the directory sync.
+// zero: 16 MiB, preallocated and synced ahead of use (in an unsynced
+// journal allocated rather than written where the file system can:
+// preallocate), so that a rotation costs a rename and the directory sync.
 const SegmentBytesDefault = 16 << 20
 
 // Options configure a journal.
@@ -36,11 +36,11 @@ type Options struct {
 	SegmentBytes int64
 	// NoPreallocate turns off zero-filling segments ahead of use. By
 	// default every segment is written full of zeros and synced before it
-	// takes frames (with Unsynced, its header and size are synced, not
-	// the zeros: preallocate), so that a frame write changes no file size
-	// and an fdatasync flushes data only, not metadata: on ext4 that
-	// measured ~105-115 µs per write+fdatasync against ~155-160 µs when
-	// appending.
+	// takes frames (with Unsynced, allocated and synced, not written,
+	// where the file system can: preallocate), so that a frame write
+	// changes no file size and, in a synced journal, an fdatasync flushes
+	// data only, not metadata: on ext4 that measured ~105-115 µs per
+	// write+fdatasync against ~155-160 µs when appending.
 	// The next segment is prepared in the background once the current one
 	// is half full.
 	NoPreallocate bool
@@ -190,9 +190,10 @@ const (
 	// BrokenDataDirNameNotSynced: the data directory's parent is never
 	// synced, so the name of a data directory made at Open is not durable.
 	BrokenDataDirNameNotSynced
-	// BrokenSpareNotSynced: in an unsynced journal a preallocated segment
-	// takes frames with neither its header nor its size synced: a power
-	// cut can keep the frames' pages and lose the header's.
+	// BrokenSpareNotSynced: in an unsynced journal a segment allocated
+	// (vfs.Allocator) takes frames with neither its header nor its size
+	// synced: a power cut can keep the frames' pages and lose the
+	// header's.
 	BrokenSpareNotSynced
 )
 
@@ -1099,34 +1100,44 @@ func closeSpare(res spareResult) {
 // preallocate creates name: the segment header, then zeros up to
 // SegmentBytes, synced.
 //
-// In an unsynced journal (write and none modes) only the header and the
-// file's size are synced, before the zeros are written: a frame there is
-// acknowledged before it is synced, so the zeros under it need not reach
-// the disk first, and the segment's retirement syncs them with the frames.
-// The header must be durable before any frame is acknowledged (a power cut
-// that kept frame pages and lost page 0 would leave a segment recovery
-// refuses), and so must the size: a segment that came back shorter than
-// SegmentBytes reads as one that ends early. The zeros are still written
-// (unsynced): they reserve the file's blocks, so a full disk fails here
-// with an error and not in the writer's copy into the mapping (SIGBUS),
-// and they put the pages in the page cache.
+// In an unsynced journal (write and none modes), on a file system that
+// allocates without writing (vfs.Allocator: fallocate), the blocks are
+// allocated instead of written, and the one sync makes the header, the
+// size and the allocation durable: a frame there is acknowledged before
+// it is synced anyway, and a block never written reads as zeros after a
+// power cut, as a synced zero would. The header must be durable before any
+// frame is acknowledged (a power cut that kept frame pages and lost page 0
+// would leave a segment recovery refuses: BrokenSpareNotSynced), and so
+// must the size (a segment that came back shorter than it was made reads,
+// to a recovery with smaller segments, as one that lost more than its
+// tail). Allocated blocks are reserved, so a full disk fails here, not in
+// the writer's copy into a mapping (SIGBUS). Writing the zeros and not
+// syncing them is not as safe: a file system that allocates a block when
+// it writes it back (ext4's delayed allocation with data=writeback) may
+// make the allocation durable before the zeros, and a power cut then shows
+// the block's old bytes inside the segment, where recovery expects zeros
+// or frames.
 func (j *Journal) preallocate(name string) (vfs.File, error) {
 	f, err := j.opts.FS.Create(name)
 	if err != nil {
 		return nil, fmt.Errorf("journal: create segment %s: %w", name, err)
 	}
 	_, err = f.WriteAt(segmentHeader(j.mode), 0)
-	if err == nil && j.mode == modeUnsynced && j.opts.SegmentBytes > segmentHeaderSize {
-		_, err = f.WriteAt([]byte{0}, j.opts.SegmentBytes-1)
-		if err == nil && j.opts.Broken != BrokenSpareNotSynced {
-			err = f.Sync()
+	allocated := false
+	if a, ok := f.(vfs.Allocator); ok && err == nil && j.mode == modeUnsynced {
+		err = a.Allocate(j.opts.SegmentBytes)
+		allocated = err == nil
+		if errors.Is(err, errors.ErrUnsupported) {
+			err = nil // zeros, then
 		}
 	}
-	zeros := make([]byte, min(1<<20, j.opts.SegmentBytes))
-	for off := int64(segmentHeaderSize); off < j.opts.SegmentBytes && err == nil; off += int64(len(zeros)) {
-		_, err = f.WriteAt(zeros[:min(int64(len(zeros)), j.opts.SegmentBytes-off)], off)
+	if !allocated {
+		zeros := make([]byte, min(1<<20, j.opts.SegmentBytes))
+		for off := int64(segmentHeaderSize); off < j.opts.SegmentBytes && err == nil; off += int64(len(zeros)) {
+			_, err = f.WriteAt(zeros[:min(int64(len(zeros)), j.opts.SegmentBytes-off)], off)
+		}
 	}
-	if err == nil && j.mode != modeUnsynced {
+	if err == nil && !(allocated && j.opts.Broken == BrokenSpareNotSynced) {
 		err = f.Sync()
 	}
 	if err != nil {

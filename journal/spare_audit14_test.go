@@ -8,8 +8,10 @@ import (
 	"allot/vfs"
 )
 
-// In an unsynced journal a preallocated segment's zeros are not synced
-// before it takes frames, only its header and its size. The size matters:
+// In an unsynced journal a segment is allocated, not written, before it
+// takes frames (vfs.Allocator), and only its header, size and allocation
+// are synced (journal.BrokenSpareNotSynced skips that sync and fails
+// this test). The size matters:
 // a full segment is synced in the background after the next one took
 // frames, and a power cut before that sync can lose every frame page of
 // the full segment while the next one's survive. Recovery then finds a

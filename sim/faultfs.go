@@ -643,6 +643,24 @@ func (f *faultFile) Truncate(size int64) error {
 	return f.File.Truncate(size)
 }
 
+var _ vfs.Allocator = (*faultFile)(nil)
+
+// Allocate allocates, or fails with an injected fault (a full disk, an
+// I/O error), having allocated nothing.
+func (f *faultFile) Allocate(size int64) error {
+	a, ok := f.File.(vfs.Allocator)
+	if !ok {
+		return fmt.Errorf("sim: allocate %s: %w", f.name, errors.ErrUnsupported)
+	}
+	if f.fs.stepKill("write", f.name) {
+		return errKilled
+	}
+	if err := f.fs.fail("write", f.name); err != nil {
+		return err
+	}
+	return a.Allocate(size)
+}
+
 var _ vfs.Mapper = (*faultFile)(nil)
 
 // Map maps the file, or fails with an injected fault.

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"path"
 	"strings"
@@ -164,6 +165,17 @@ func (f *faultyFile) write(p []byte, write func([]byte) (int, error)) (int, erro
 		return n, ErrInjected
 	}
 	return n, nil
+}
+
+var _ Allocator = (*faultyFile)(nil)
+
+// Allocate allocates on the wrapped file (ErrUnsupported where it cannot).
+func (f *faultyFile) Allocate(size int64) error {
+	a, ok := f.File.(Allocator)
+	if !ok {
+		return fmt.Errorf("vfs: allocate %s: %w", f.name, errors.ErrUnsupported)
+	}
+	return a.Allocate(size)
 }
 
 func (f *faultyFile) Sync() error {

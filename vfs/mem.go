@@ -551,6 +551,26 @@ func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 	return len(p), nil
 }
 
+var _ Allocator = (*memFile)(nil)
+
+// Allocate grows the file to size with zeros, written as a write would
+// (durable with the next Sync); bytes already there are kept.
+func (f *memFile) Allocate(size int64) error {
+	if f.closed {
+		return &os.PathError{Op: "allocate", Path: f.name, Err: os.ErrClosed}
+	}
+	if !f.write {
+		return &os.PathError{Op: "allocate", Path: f.name, Err: os.ErrPermission}
+	}
+	f.node.mu.Lock()
+	defer f.node.mu.Unlock()
+	if old := len(f.node.data); int(size) > old {
+		f.node.data = append(f.node.data, make([]byte, int(size)-old)...)
+		f.node.written(old, int(size)-old)
+	}
+	return nil
+}
+
 func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 	f.node.mu.Lock()
 	defer f.node.mu.Unlock()

@@ -59,6 +59,19 @@ type Mapper interface {
 	Unmap(b []byte) error
 }
 
+// Allocator is an optional File capability: the file's blocks up to size
+// allocated (and the file at least size bytes long), reading as zeros
+// without being written, as fallocate(2) does: the space is reserved (a
+// full disk fails here, not in a later write or a mapped page's first
+// touch, which is SIGBUS), and once a Sync made the allocation durable, a
+// block never written reads as zeros after a power cut on any file
+// system, where a block allocated by writing only later might show what
+// it held before. A file system that cannot returns an error matching
+// errors.ErrUnsupported.
+type Allocator interface {
+	Allocate(size int64) error
+}
+
 // FS is the file system. Names are paths; the journal keeps all its files
 // in one directory.
 type FS interface {
