@@ -381,7 +381,8 @@ func Retryable(op *inventory.Op, err error) bool {
 	}
 	switch op.Kind {
 	case inventory.KindHold, inventory.KindConfirm, inventory.KindCancel,
-		inventory.KindGet, inventory.KindAvailable, inventory.KindHoldGet, inventory.KindSearch:
+		inventory.KindGet, inventory.KindAvailable, inventory.KindHoldGet, inventory.KindSearch,
+		inventory.KindCatalogGet:
 		return true // idempotent by their hold id, or reads
 	}
 	return op.IdempotencyKey != ""

@@ -310,6 +310,16 @@ func MakeDir(opts Options) error {
 	if fs == nil {
 		fs = vfs.OS{}
 	}
+	if a, ok := fs.(vfs.Absolver); ok && !path.IsAbs(dir) {
+		// A relative name's parents stop at "."; the working directory's
+		// own (made by mkdir -p just before, which syncs nothing) go on
+		// to the root.
+		abs, err := a.Abs(dir)
+		if err != nil {
+			return fmt.Errorf("journal: data directory %s: %w", dir, err)
+		}
+		dir = abs
+	}
 	// made: the directories this call makes. A directory that cannot be
 	// listed (no read permission) exists all the same: only "does not
 	// exist" makes it one to make.

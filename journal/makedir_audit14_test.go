@@ -6,6 +6,8 @@ import (
 	iofs "io/fs"
 	"log/slog"
 	"os"
+	"path"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -87,5 +89,32 @@ func TestADataDirectoryInAnUnreadableParent(t *testing.T) {
 	// levels down, whose own parent was made by the same call.
 	if err := MakeDir(Options{FS: fs, Dir: "/srv/x/data", Logger: logger}); !errors.Is(err, iofs.ErrPermission) {
 		t.Fatalf("a directory made in an unreadable parent: want the permission error, got %v", err)
+	}
+}
+
+// syncRecorder is the real file system, recording the directories synced.
+type syncRecorder struct {
+	vfs.OS
+	synced []string
+}
+
+func (r *syncRecorder) SyncDir(dir string) error {
+	r.synced = append(r.synced, dir)
+	return r.OS.SyncDir(dir)
+}
+
+// A relative data directory's parents go on past the working directory to
+// the root: the walk stopped at ".", and the working directory's own name
+// (made by mkdir -p just before, which syncs nothing) was never synced.
+func TestARelativeDataDirectorysParentsUpToTheRoot(t *testing.T) {
+	base := t.TempDir()
+	t.Chdir(base)
+	r := &syncRecorder{}
+	if err := MakeDir(Options{FS: r, Dir: "a/data"}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{base + "/a", base, path.Dir(base)}
+	if len(r.synced) < len(want)+1 || !slices.Equal(r.synced[:len(want)], want) || r.synced[len(r.synced)-1] != "/" {
+		t.Fatalf("synced %v, want %v and on up to /", r.synced, want)
 	}
 }

@@ -1,7 +1,9 @@
 package journal
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -215,4 +217,26 @@ func TestSyncWaitsForTheFullSegmentsSync(t *testing.T) {
 		t.Fatalf("after Sync and a power cut: recovered %d of %d ops", rec.LastLSN, i)
 	}
 	j.Close()
+}
+
+// A full disk (vfs.Faulty's write budget) fails an unsynced journal's
+// spare allocation as it failed its zeros: the journal stops with the
+// error, nothing acknowledged past it is lost.
+func TestAFullDiskFailsTheAllocation(t *testing.T) {
+	fs := vfs.NewFaulty(vfs.NewMem())
+	j, _, _, err := Open(Options{FS: fs, Dir: dir, SegmentBytes: 16 * pageBytes, Unsynced: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	fs.FailWritesAfter(20 * pageBytes) // room for this segment's frames, not the next one
+	ops := genOps(53, 20000)
+	var werr error
+	for i := 0; i < len(ops) && werr == nil; i++ {
+		j.Add(&ops[i])
+		werr = j.Write()
+	}
+	if !errors.Is(werr, vfs.ErrInjected) || !strings.Contains(werr.Error(), "preallocate") || len(j.segments) != 1 {
+		t.Fatalf("writes past a full disk: want the next segment's allocation to fail, before it takes a frame; got %v, with %d segments", werr, len(j.segments))
+	}
 }

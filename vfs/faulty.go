@@ -169,12 +169,27 @@ func (f *faultyFile) write(p []byte, write func([]byte) (int, error)) (int, erro
 
 var _ Allocator = (*faultyFile)(nil)
 
-// Allocate allocates on the wrapped file (ErrUnsupported where it cannot).
+// Allocate allocates on the wrapped file (ErrUnsupported where it
+// cannot). The bytes it adds count against the write budget of
+// FailWritesAfter, a full disk's stand-in: past it, nothing is allocated
+// and it fails.
 func (f *faultyFile) Allocate(size int64) error {
 	a, ok := f.File.(Allocator)
 	if !ok {
 		return fmt.Errorf("vfs: allocate %s: %w", f.name, errors.ErrUnsupported)
 	}
+	cur, err := f.File.Size()
+	if err != nil {
+		return err
+	}
+	grow := max(0, size-cur)
+	f.fs.mu.Lock()
+	if f.fs.writeLimited && f.fs.written+grow > f.fs.writeBytesMax {
+		f.fs.mu.Unlock()
+		return ErrInjected
+	}
+	f.fs.written += grow
+	f.fs.mu.Unlock()
 	return a.Allocate(size)
 }
 

@@ -562,6 +562,9 @@ func (f *memFile) Allocate(size int64) error {
 	if !f.write {
 		return &os.PathError{Op: "allocate", Path: f.name, Err: os.ErrPermission}
 	}
+	if size <= 0 {
+		return &os.PathError{Op: "allocate", Path: f.name, Err: os.ErrInvalid}
+	}
 	f.node.mu.Lock()
 	defer f.node.mu.Unlock()
 	if old := len(f.node.data); int(size) > old {

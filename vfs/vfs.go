@@ -133,6 +133,17 @@ func (f osFile) Size() (int64, error) {
 	return st.Size(), nil
 }
 
+// Abs returns the absolute form of name, against the process's working
+// directory (Absolver).
+func (OS) Abs(name string) (string, error) { return filepath.Abs(name) }
+
+// Absolver is an optional FS capability: the absolute form of a relative
+// name, for a caller that must walk a name's parents up to the root (a
+// relative name's walk stops at ".").
+type Absolver interface {
+	Abs(name string) (string, error)
+}
+
 func (OS) Create(name string) (File, error) {
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {

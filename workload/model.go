@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"allot/inventory"
@@ -45,10 +46,15 @@ func NewModel(rows []inventory.Row) (*Model, error) {
 }
 
 // Available returns the total of group g.
+//
+// The sum saturates at math.MaxInt64, as inventory.Allocate's does: rows
+// hold up to inventory.CountMax each, and a group of several such rows
+// would wrap a plain sum negative, refusing a capture the store rightly
+// applied.
 func (m *Model) Available(g inventory.GroupKey) int64 {
 	var total int64
 	for _, w := range m.warehouses[g] {
-		total += m.counts[g.Row(w)]
+		total = min(total, math.MaxInt64-m.counts[g.Row(w)]) + m.counts[g.Row(w)]
 	}
 	return total
 }
