@@ -64,7 +64,10 @@
 // same key until allot is back. A lost connection to the source is retried
 // until the source is back, each failed attempt logged and counted, and the
 // binlog read again from the last acknowledged transaction; another server
-// answering the DSN then stops the ingester (ErrOtherSource). The window
+// answering the DSN then stops the ingester (ErrOtherSource). A stream is
+// closed without the binlog library's KILL of its connection id, which it
+// sends on a new connection to the DSN, where after a lost connection the
+// id may be another client's. The window
 // this holds for is allot's key retention (24 h by default): an ingester
 // stopped longer than that must start from a fresh snapshot (delete its
 // state file).

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	binlogclient "github.com/go-mysql-org/go-mysql/client"
@@ -885,19 +886,44 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 		return nil
 	}
 	var syncer *replication.BinlogSyncer
+	// closeSyncer closes the current syncer without the library's KILL:
+	// its Close dials the DSN anew and sends KILL <the stream's
+	// connection id> there, which after a lost connection may reach a
+	// restarted server, or another one behind the address, where that id
+	// is another client's thread (and ends it, if the DSN's user may end
+	// others' threads). Each syncer dials through its own dialer, which
+	// refuses once the syncer is being closed, so the KILL is never sent.
+	// Nothing needs it: the stream's socket is closed all the same, the
+	// server ends a dump thread whose client is gone at its next write (a
+	// heartbeat a second), and a new registration with the same server id
+	// ends an old one at once.
+	var closeSyncer func()
 	start := func(at Checkpoint) (*replication.BinlogStreamer, error) {
 		if syncer != nil {
-			syncer.Close()
+			closeSyncer()
 		}
 		startAt, refused = at, nil
-		syncer = replication.NewBinlogSyncer(scfg)
+		var closing atomic.Bool
+		var dialer net.Dialer
+		cfg := scfg
+		cfg.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if closing.Load() {
+				return nil, errors.New("ingest: the binlog stream is closing: no new connection")
+			}
+			return dialer.DialContext(ctx, network, addr)
+		}
+		s := replication.NewBinlogSyncer(cfg)
+		syncer, closeSyncer = s, func() {
+			closing.Store(true)
+			s.Close()
+		}
 		streamer, err := syncer.StartSync(mysql.Position{Name: at.File, Pos: at.Pos})
 		if refused != nil {
 			return nil, refused
 		}
 		return streamer, err
 	}
-	defer func() { syncer.Close() }()
+	defer func() { closeSyncer() }()
 	in.logf("reading the binary log of %s:%d as replica server id %d", in.src.host, in.src.port, in.cfg.ServerID)
 	streamer, err := start(cp)
 	if errors.Is(err, ErrOtherSource) {
