@@ -110,8 +110,8 @@ func TestRecoveryRewritesASegmentWhoseRetirementFailed(t *testing.T) {
 		for segs := len(j.segments); len(j.segments) == segs; n += 10 {
 			writeOps(t, j, ops[n:n+10], 10, 0)
 		}
-		retired := <-j.retiring
-		j.retiring <- retired
+		<-j.retiring.done
+		retired := j.retiring.err
 		if !errors.Is(retired, vfs.ErrInjected) {
 			t.Fatalf("the retirement: %v, want the injected sync failure", retired)
 		}

@@ -237,8 +237,9 @@ type Journal struct {
 	spare  chan spareResult // the next segment being preallocated, or nil
 	mapped []byte           // the current segment mapped, with Options.Mmap
 	// retiring is the background sync of the last full unsynced segment
-	// (see startSegment), or nil; retireErr its failure, sticky.
-	retiring  chan error
+	// (see startSegment) until the writer noted its end, or nil;
+	// retireErr its failure, sticky.
+	retiring  *retirement
 	retireErr error
 	// lastRetirement is the last retirement started, guarded by mu (for
 	// Sync, on another goroutine than the writer, which alone reads
@@ -858,19 +859,26 @@ func (j *Journal) mapSegment(full string) error {
 	if !j.opts.Mmap || j.opts.NoPreallocate || j.mapped != nil {
 		return nil
 	}
-	m, ok := j.file.(vfs.Mapper)
+	b, err := j.mapFile(j.file, full)
+	j.mapped = b
+	return err
+}
+
+// mapFile maps segment file f of name, SegmentBytes long; nil where the
+// file system maps nothing (write(2) it is, then).
+func (j *Journal) mapFile(f vfs.File, name string) ([]byte, error) {
+	m, ok := f.(vfs.Mapper)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	b, err := m.Map(j.opts.SegmentBytes)
 	if errors.Is(err, errors.ErrUnsupported) {
-		return nil // this file system maps nothing: write(2) it is
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("journal: map segment %s: %w", full, err)
+		return nil, fmt.Errorf("journal: map segment %s: %w", name, err)
 	}
-	j.mapped = b
-	return nil
+	return b, nil
 }
 
 // rotateUnsynced is startSegment's unsynced path, with the old segment
@@ -883,15 +891,11 @@ func (j *Journal) rotateUnsynced(name, full string, firstLSN uint64) error {
 	old, oldMapped, oldName := j.file, j.mapped, j.segments[len(j.segments)-1].name
 	j.file, j.mapped = nil, nil
 	f, mapped, err := j.newSegmentFile(full)
-	ch := make(chan error, 1)
-	j.retiring = ch
 	rt := &retirement{done: make(chan struct{})}
-	j.lastRetirement = rt
+	j.retiring, j.lastRetirement = rt, rt
 	go func() {
-		err := j.retire(old, oldMapped, oldName)
-		rt.err = err
+		rt.err = j.retire(old, oldMapped, oldName)
 		close(rt.done)
-		ch <- err
 	}()
 	if err != nil {
 		return err
@@ -969,23 +973,24 @@ func (f dirSyncFS) SyncDir(dir string) error {
 // waitRetired waits for the retirement under way, if any, and returns the
 // first retirement failure.
 func (j *Journal) waitRetired() error {
-	if j.retiring != nil {
+	if rt := j.retiring; rt != nil {
 		select {
-		case err := <-j.retiring:
-			j.noteRetired(err)
+		case <-rt.done:
 		default:
 			j.rotationWaits.Add(1)
-			j.noteRetired(<-j.retiring)
+			<-rt.done
 		}
+		j.noteRetired()
 	}
 	return j.retireErr
 }
 
-func (j *Journal) noteRetired(err error) {
-	j.retiring = nil
-	if err != nil && j.retireErr == nil {
+// noteRetired takes the end of the retirement under way, which is done.
+func (j *Journal) noteRetired() {
+	if err := j.retiring.err; err != nil && j.retireErr == nil {
 		j.retireErr = err
 	}
+	j.retiring = nil
 }
 
 // RotationWaits returns how many segment rotations made the writer wait
@@ -1030,16 +1035,9 @@ func (j *Journal) mapSpare(f vfs.File, name string) ([]byte, error) {
 		// pages would make the first frame's fdatasync write them all.
 		return nil, nil
 	}
-	m, ok := f.(vfs.Mapper)
-	if !ok {
-		return nil, nil
-	}
-	b, err := m.Map(j.opts.SegmentBytes)
-	if errors.Is(err, errors.ErrUnsupported) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("journal: map segment %s: %w", name, err)
+	b, err := j.mapFile(f, name)
+	if b == nil {
+		return nil, err
 	}
 	// Past the header the spare holds zeros: writing a zero into each
 	// page changes no byte.
@@ -1258,15 +1256,15 @@ func (j *Journal) WriteFrame(frame []byte) error {
 		// A rotation failed after closing the full segment.
 		return errors.New("journal: write after a failed segment rotation: no segment is open")
 	}
-	if j.retiring != nil || j.retireErr != nil {
+	if j.retiring != nil {
 		select {
-		case err := <-j.retiring:
-			j.noteRetired(err)
+		case <-j.retiring.done:
+			j.noteRetired()
 		default:
 		}
-		if j.retireErr != nil {
-			return j.retireErr
-		}
+	}
+	if j.retireErr != nil {
+		return j.retireErr
 	}
 	if j.mapped != nil && j.written+int64(len(frame)) <= int64(len(j.mapped)) {
 		copy(j.mapped[j.written:], frame)

@@ -142,16 +142,22 @@ func (f *faultFS) kill(name string) bool {
 		f.mu.Unlock()
 		return false
 	}
-	key := "kill " + name
-	f.calls[key]++
-	h := fnv.New64a()
-	h.Write([]byte(key))
-	if rand.New(rand.NewPCG(f.seed^h.Sum64(), f.calls[key])).Float64() >= f.killRate {
+	if !f.drawLocked("kill "+name, f.killRate) {
 		f.mu.Unlock()
 		return false
 	}
 	f.dieLocked("")
 	return true
+}
+
+// drawLocked counts a call of key and draws whether it dies, at rate:
+// the draw depends on the seed, the key and the call's number only, so a
+// replay dies at the same calls whatever else ran. Called with f.mu held.
+func (f *faultFS) drawLocked(key string, rate float64) bool {
+	f.calls[key]++
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	return rand.New(rand.NewPCG(f.seed^h.Sum64(), f.calls[key])).Float64() < rate
 }
 
 // dieLocked ends the process at this call, step naming it ("" for a death
@@ -208,11 +214,7 @@ func (f *faultFS) stepKill(op, name string) bool {
 		f.mu.Unlock()
 		return false
 	}
-	key := "step " + op + " " + name
-	f.calls[key]++
-	h := fnv.New64a()
-	h.Write([]byte(key))
-	if rand.New(rand.NewPCG(f.seed^h.Sum64(), f.calls[key])).Float64() >= f.stepKillRate {
+	if !f.drawLocked("step "+op+" "+name, f.stepKillRate) {
 		f.mu.Unlock()
 		return false
 	}
