@@ -20,7 +20,9 @@
 // per-session equivalent: InnoDB fsync/write/none is
 // innodb_flush_log_at_trx_commit 1/2/0. MyISAM has no log: fsync sets
 // flush=ON (changes synced after every statement), write and none leave it
-// OFF (changes reach the OS after every statement).
+// OFF (changes reach the OS after every statement). The binary log is on
+// and takes both engines' writes: sync_binlog is 1 in fsync mode, else 0,
+// for both (store.MariaDBSyncBinlog).
 //
 // Lock order: captures lock through the group index and every UPDATE goes
 // through the primary key (index hints in sql/): with the optimizer free to

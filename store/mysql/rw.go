@@ -21,7 +21,8 @@ var _ store.RWStore = (*Store)(nil)
 // 2 (write it at each commit, flush about once a second), with
 // sync_binlog 1 or 0 (with the binary log on, a commit is durable only
 // once the binlog is synced: store.MariaDBSyncBinlog); MyISAM's flush ON
-// (sync after each statement) or OFF (leave it to the OS). The seed
+// (sync after each statement) or OFF (leave it to the OS), with the same
+// sync_binlog (the binlog takes its statements too). The seed
 // bench's durable switch meant the same settings.
 func (s *Store) RWOpen(ctx context.Context, opts store.RWOptions) (store.RWSpace, error) {
 	table := "`" + s.opt.Table + "_rw_" + store.RWSpaceID() + "`"
@@ -35,7 +36,9 @@ func (s *Store) RWOpen(ctx context.Context, opts store.RWOptions) (store.RWSpace
 		{variable: "sync_binlog", value: strconv.Itoa(store.MariaDBSyncBinlog(mode))},
 	}
 	if s.opt.Engine == MyISAM {
-		settings = []setting{{variable: "flush", value: map[bool]string{true: "ON", false: "OFF"}[opts.Durable]}}
+		// The binary log takes MyISAM's statements too: its sync is set
+		// as for InnoDB (durabilitySQL).
+		settings = []setting{settings[1], {variable: "flush", value: map[bool]string{true: "ON", false: "OFF"}[opts.Durable]}}
 	}
 	names := make([]string, len(settings))
 	for i := range settings {
