@@ -140,14 +140,20 @@ func (t *keyTable) len() int { return len(t.index) + len(t.overflow) }
 // bounds (engine.Config.KeysMax): each costs memory until it is dropped.
 func (s *State) KeysKept() int { return s.keys.len() }
 
-// CollectKeys drops the oldest chunk of idempotency keys if every key in
-// it is past the retention window, the chunk still being appended to
-// included, which Collect leaves. The engine calls it when the keys kept
-// reach its limit (engine.Config.KeysMax) and a new key would be refused:
-// a table whose keys all sit in one chunk (a limit smaller than a chunk
-// holds, about 20,000 short keys) would otherwise never drain. Like
-// Collect, no answer depends on it.
-func (s *State) CollectKeys() { s.keys.collect(s.now, s.retention, true) }
+// CollectKeys drops, oldest first, every chunk of idempotency keys whose
+// keys are all past the retention window, the chunk still being appended
+// to included, which Collect leaves. The engine calls it when the keys
+// kept reach its limit (engine.Config.KeysMax) and a new key would be
+// refused: a table whose keys all sit in one chunk (a limit smaller than
+// a chunk holds, about 20,000 short keys) would otherwise never drain.
+// Every chunk, not only the oldest: replay never collects, so a restarted
+// engine holds every key its journal holds, many chunks past the window,
+// and dropping one a call refused new keys when none kept was within it.
+// Like Collect, no answer depends on it.
+func (s *State) CollectKeys() {
+	for s.keys.collect(s.now, s.retention, true) {
+	}
+}
 
 // KeyKept reports whether a request with key would be answered from it (a
 // repeat, or a mismatch) rather than bind it anew: the key is kept and
