@@ -222,6 +222,21 @@ type batchReader struct {
 	fifo chan sentBatch
 	dead atomic.Bool // the connection failed; the writer must replace it
 	done chan struct{}
+	// inFlight counts the pipelines sent and not yet answered, and idleAt
+	// (Unix nanoseconds) is when the last one was answered: with none in
+	// flight the reader leaves the connection alone, and the writer may
+	// check it (idleClosed).
+	inFlight atomic.Int32
+	idleAt   atomic.Int64
+}
+
+// idleClosed reports whether the server closed the connection while no
+// pipeline was on it for idleCheckAfter or more (it restarted, or a node
+// of a cluster began a new term), as Client.Conn checks a pooled one: a
+// pipeline sent into it would come back with an unknown outcome although
+// the server never read it. Only the writer calls it.
+func (rd *batchReader) idleClosed() bool {
+	return rd.inFlight.Load() == 0 && time.Since(time.Unix(0, rd.idleAt.Load())) >= idleCheckAfter && rd.cn.peerClosed()
 }
 
 func (rd *batchReader) run(b *Batcher) {
@@ -249,6 +264,15 @@ func (rd *batchReader) run(b *Batcher) {
 					// refusal would tell their callers "not applied".
 					c.res, c.err = res, fmt.Errorf("client: %s: %w", b.client.cfg.Addr, rerr)
 					c.done <- struct{}{}
+					if refusesConnection(se.Msg) {
+						// The server closes the connection after it and
+						// reads nothing more: the calls after it are
+						// refused too, and the next pipeline must go on
+						// a new connection, not into this one.
+						err = fmt.Errorf("client: %s: not read: the server refused the connection (%s): %w", b.client.cfg.Addr, se.Msg, ErrUnavailable)
+						rd.dead.Store(true)
+						rd.cn.nc.Close()
+					}
 					continue
 				}
 				if rerr != nil {
@@ -260,6 +284,8 @@ func (rd *batchReader) run(b *Batcher) {
 			c.res, c.err = res, err
 			c.done <- struct{}{}
 		}
+		rd.idleAt.Store(time.Now().UnixNano())
+		rd.inFlight.Add(-1)
 		<-b.slots
 	}
 }
@@ -311,7 +337,7 @@ func (b *Batcher) loop() {
 		}
 		b.mu.Unlock()
 
-		if rd != nil && rd.dead.Load() {
+		if rd != nil && (rd.dead.Load() || rd.idleClosed()) {
 			drop()
 		}
 		var err error
@@ -327,6 +353,7 @@ func (b *Batcher) loop() {
 				// deadline on it and fail the pipelines on the wire.
 				cn.unwatch()
 				rd = &batchReader{cn: cn, fifo: make(chan sentBatch, pipelinesInFlight), done: make(chan struct{})}
+				rd.idleAt.Store(time.Now().UnixNano())
 				go rd.run(b)
 			}
 		}
@@ -340,8 +367,11 @@ func (b *Batcher) loop() {
 				}
 			}
 			rd.cn.nc.SetWriteDeadline(time.Now().Add(b.timeout))
-			if _, werr := rd.cn.nc.Write(out); werr != nil {
+			if n, werr := rd.cn.nc.Write(out); werr != nil {
 				err = fmt.Errorf("client: %s: %w", b.client.cfg.Addr, werr)
+				if n == 0 { // no byte of the pipeline left: not sent (Conn.flush)
+					err = fmt.Errorf("client: %s: %w (%w)", b.client.cfg.Addr, werr, ErrNotSent)
+				}
 				rd.dead.Store(true)
 				rd.cn.nc.Close()
 			}
@@ -354,6 +384,7 @@ func (b *Batcher) loop() {
 			<-b.slots
 			continue
 		}
+		rd.inFlight.Add(1)
 		rd.fifo <- sentBatch{calls: calls}
 	}
 }

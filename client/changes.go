@@ -57,7 +57,11 @@ func (cn *Conn) Changes(ctx context.Context, after uint64, count int, block time
 		return nil, cn.fail(ctx, err)
 	}
 	if len(line) > 0 && line[0] == '-' {
-		return nil, changesError(string(line[1:]))
+		err := changesError(string(line[1:]))
+		if se, ok := err.(*ServerError); ok && refusesConnection(se.Msg) {
+			return nil, cn.fail(ctx, se) // the server closed the connection after it
+		}
+		return nil, err
 	}
 	n, ok := header(line, '*')
 	if !ok || n < 0 {
@@ -83,7 +87,7 @@ func (cn *Conn) Changes(ctx context.Context, after uint64, count int, block time
 }
 
 // changesError turns an error reply to CHANGES into a *TrimmedError, a
-// *FutureError or a *ServerError.
+// *FutureError or a *ServerError of its class (replyError).
 func changesError(msg string) error {
 	if rest, ok := strings.CutPrefix(msg, "TRIMMED oldest "); ok {
 		if oldest, err := strconv.ParseUint(rest, 10, 64); err == nil {
@@ -95,7 +99,7 @@ func changesError(msg string) error {
 		msg == fmt.Sprintf("ERR after %d is past the newest seq %d", after, newest) {
 		return &FutureError{After: after, Newest: newest}
 	}
-	return &ServerError{Msg: msg}
+	return replyError(msg)
 }
 
 // Changes reads the change stream on a pooled connection (see

@@ -91,8 +91,9 @@ var (
 	// ErrNotSent: the request never left the client, so nothing was
 	// applied: the caller's context ended before it was written (while
 	// it waited for a pooled connection, in a Batcher's queue, or with
-	// its deadline already past), or the Batcher was closed
-	// (ErrBatcherClosed). The cause stays visible: errors.Is(err,
+	// its deadline already past), the Batcher was closed
+	// (ErrBatcherClosed), or its write failed before any byte of it left
+	// (the connection was reset). The cause stays visible: errors.Is(err,
 	// context.DeadlineExceeded) or context.Canceled holds as well.
 	// MaybeApplied is false for it, as for ErrConnect and ErrClosed.
 	ErrNotSent = errors.New("client: not sent")

@@ -212,7 +212,11 @@ func (cn *Conn) unwatch() {
 // context ended and caused it) and returns that error.
 func (cn *Conn) fail(ctx context.Context, err error) error {
 	if ctxErr := ContextEnded(ctx); ctxErr != nil {
-		err = fmt.Errorf("client: %w (%v)", ctxErr, err)
+		if errors.Is(err, ErrNotSent) { // a write that sent nothing (flush)
+			err = fmt.Errorf("client: %w (%w)", ctxErr, err)
+		} else {
+			err = fmt.Errorf("client: %w (%v)", ctxErr, err)
+		}
 	} else if _, ok := err.(*protocolError); !ok {
 		err = fmt.Errorf("client: %s: %w", cn.client.cfg.Addr, err)
 	}
@@ -234,8 +238,16 @@ func ContextEnded(ctx context.Context) error {
 	return nil
 }
 
+// flush writes the request. A write that failed before the kernel took
+// any byte of it (the connection was reset, or the caller's context
+// ended since begin and its watch set a past deadline) sent nothing: its
+// error is ErrNotSent too. Any byte gone, the server may read the
+// request: a plain error, the outcome unknown.
 func (cn *Conn) flush() error {
-	_, err := cn.nc.Write(cn.out)
+	n, err := cn.nc.Write(cn.out)
+	if err != nil && n == 0 {
+		return fmt.Errorf("%w (%w)", err, ErrNotSent)
+	}
 	return err
 }
 
@@ -303,8 +315,11 @@ func (cn *Conn) Pipeline(ctx context.Context, ops []inventory.Op, results []inve
 		r := &results[i]
 		*r = inventory.Result{Lines: r.Lines[:0]}
 		if err := cn.readResult(&ops[i], r); err != nil {
+			// A refusal of the connection as the first reply is the
+			// whole pipeline's: the server closed the connection having
+			// read none of its ops (CatalogSetPipeline's rule).
 			var se *ServerError
-			if errors.As(err, &se) && len(ops) > 1 {
+			if errors.As(err, &se) && len(ops) > 1 && !(i == 0 && refusesConnection(se.Msg)) {
 				// One op's refusal is not the pipeline's: the ops before it
 				// were applied, those after it may be. Its class (and a
 				// "primary at" to follow) would have a caller send them
@@ -352,11 +367,15 @@ func (cn *Conn) Ping(ctx context.Context) error {
 // pingCommand is PING as a RESP array.
 const pingCommand = "*1\r\n$4\r\nPING\r\n"
 
-// readPong reads one reply and expects +PONG.
+// readPong reads one reply and expects +PONG; an error reply is a
+// *ServerError of its class (a refusal of the connection is one).
 func (cn *Conn) readPong() error {
 	line, err := cn.line()
 	if err != nil {
 		return err
+	}
+	if len(line) > 0 && line[0] == '-' {
+		return replyError(string(line[1:]))
 	}
 	if string(line) != "+PONG" {
 		return unexpected("PING", line)
@@ -403,7 +422,9 @@ func (cn *Conn) auth(ctx context.Context, password string) error {
 		return fmt.Errorf("client: %s: AUTH: %w", cn.client.cfg.Addr, err)
 	}
 	if len(line) > 0 && line[0] == '-' {
-		return &ServerError{Msg: string(line[1:])}
+		// Of its class: "max number of clients" is a refusal, WRONGPASS
+		// of none.
+		return replyError(string(line[1:]))
 	}
 	if string(line) != "+OK" {
 		return unexpected("AUTH", line)
@@ -425,7 +446,14 @@ func (cn *Conn) Hello(ctx context.Context) (map[string]string, error) {
 		return nil, cn.fail(ctx, err)
 	}
 	if len(line) > 0 && line[0] == '-' {
-		return nil, &ServerError{Msg: string(line[1:])}
+		// A refusal of the connection ("max number of clients") is one,
+		// and the server closed the connection after it: it must not go
+		// back to the pool for the next request to be sent into.
+		se := replyError(string(line[1:]))
+		if refusesConnection(se.Msg) {
+			return nil, cn.fail(ctx, se)
+		}
+		return nil, se
 	}
 	n, ok := header(line, '*')
 	if !ok || n%2 != 0 {

@@ -12,13 +12,14 @@
 // matched with errors.Is: ErrUnavailable (the server refused the request:
 // nothing applied), ErrOutcomeUnknown (it may have been applied), and,
 // for requests that never left the client, ErrNotSent (the caller's
-// context ended first, or the Batcher was closed; the context's error is
-// wrapped too), ErrConnect and ErrClosed. An error of none of them (the
-// connection failed, the context ended mid-request, the server answered
-// something outside the contract) leaves the outcome unknown; a
-// *ServerError of no class (NOAUTH, an -ERR to a non-op command) applied
-// nothing. MaybeApplied sums this up for a mutation. A connection that
-// failed mid-request is discarded, never reused.
+// context ended first, the Batcher was closed, or the write failed before
+// any byte left; the context's error is wrapped too), ErrConnect and
+// ErrClosed. An error of none of them (the connection failed, the
+// context ended mid-request, the server answered something outside the
+// contract) leaves the outcome unknown; a *ServerError of no class
+// (NOAUTH, an -ERR to a non-op command) applied nothing. MaybeApplied
+// sums this up for a mutation. A connection that failed mid-request is
+// discarded, never reused.
 //
 // Retries and redirects: only Client.Do, and the Client methods built on
 // it (Capture, Release, Stock, Get, Available, Hold, Confirm, Cancel,
@@ -38,7 +39,8 @@
 // server closed meanwhile (it restarted, or a node of a cluster began a new
 // term) is dropped and the next taken or a new one dialled, so that a
 // request is not sent into it and come back with an unknown outcome
-// although the server never read it.
+// although the server never read it. A Batcher checks its connection the
+// same way when no pipeline was on it for as long.
 //
 // Concurrency: a Client is safe for concurrent use; a Conn belongs to one
 // goroutine until Close gives it back to the pool.
