@@ -563,7 +563,9 @@ func (c *respConn) encodeReplies() {
 		}
 		r := sl.req
 		if sl.err != nil {
-			c.out = resp.AppendErr(c.out, sl.err.Error())
+			// Refused by the engine before it applied anything (it
+			// closed): of the refused class, as every engine error.
+			c.out = appendEngineError(c.out, sl.err)
 			c.tally.add(sl.kind, resultError)
 			c.recycle(r)
 			sl.req, sl.err = nil, nil
