@@ -430,7 +430,8 @@ func (r *Router) pool(ctx context.Context, shard string) (*client.Client, error)
 	}
 	h, found, err := readHolder(ctx, r.js, r.names[shard])
 	if err != nil {
-		return nil, err
+		// Nothing was sent: a request without a key may be retried.
+		return nil, fmt.Errorf("%w (%w)", err, client.ErrNotSent)
 	}
 	if !found || h.RESP == "" {
 		return nil, fmt.Errorf("shard %s: %w", shard, errNoPrimary)
@@ -439,7 +440,7 @@ func (r *Router) pool(ctx context.Context, shard string) (*client.Client, error)
 	cfg.Addr = h.RESP
 	p, err = client.New(cfg)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w (%w)", err, client.ErrNotSent)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
