@@ -85,8 +85,11 @@ var (
 	// (-UNAVAILABLE): retrying, here or elsewhere, is safe.
 	ErrUnavailable = errors.New("client: unavailable (not applied)")
 	// ErrOutcomeUnknown: the request may or may not have been applied
-	// (-UNKNOWN, or the connection broke after the request was sent):
-	// retry only with the same idempotency key.
+	// (-UNKNOWN; and, from Client.Do and the methods built on it, the
+	// connection broke after the request was sent): retry only with the
+	// same idempotency key. Conn, Pipeline and Batcher calls return a
+	// broken connection's error as it is, of no class: MaybeApplied is
+	// the test that covers both.
 	ErrOutcomeUnknown = errors.New("client: outcome unknown")
 	// ErrNotSent: the request never left the client, so nothing was
 	// applied: the caller's context ended before it was written (while
