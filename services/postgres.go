@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -18,7 +19,8 @@ import (
 // postgresServer runs PostgreSQL from Debian's postgresql package as the
 // postgres system user (PostgreSQL refuses to run as root). Its settings
 // live in <dir>/allot.conf, included from the cluster's postgresql.conf, so
-// that a durability change is a rewrite of that file and a reload.
+// that a durability change (fsync and synchronous_commit, writeConf) is a
+// rewrite of that file and a reload.
 type postgresServer struct{}
 
 func (postgresServer) name() string       { return Postgres }
@@ -106,19 +108,71 @@ func (s postgresServer) start(ctx context.Context, in *instance) (int, error) {
 }
 
 // writeConf writes the settings allot owns. It is root's file, readable by
-// the server.
+// the server. The durability is fsync and synchronous_commit
+// (store.PostgresFsync, store.PostgresSynchronousCommit): fsync mode is
+// on and on; write is fsync=off with synchronous_commit=on (a commit's WAL
+// is written to the OS before it returns, never flushed: it survives a
+// crash of the server, not a power cut; synchronous_commit=off would
+// acknowledge commits still in shared buffers, which a crash loses); none
+// is off and off (its tables are unlogged, so neither matters to them).
+// store.PostgresManagedSetting marks the server as one services runs: the
+// adapter changes the fsync of no other.
 func (s postgresServer) writeConf(in *instance, d store.Durability) error {
-	sync := store.PostgresSynchronousCommit(d)
 	conf := fmt.Sprintf(`# Written by allot services; rewritten on every start.
 listen_addresses = '127.0.0.1'
 port = %d
 unix_socket_directories = %s
 max_connections = 200
 shared_buffers = '256MB'
-fsync = on
+fsync = %s
 synchronous_commit = %s
-`, in.port, confQuote(`"`+strings.ReplaceAll(in.dir, `"`, `""`)+`"`), sync)
+%s = on
+`, in.port, confQuote(`"`+strings.ReplaceAll(in.dir, `"`, `""`)+`"`), store.PostgresFsync(d), store.PostgresSynchronousCommit(d), store.PostgresManagedSetting)
 	return os.WriteFile(s.confFile(in), []byte(conf), 0o644)
+}
+
+// postgresDurability is the mode a server's fsync and default
+// synchronous_commit are writeConf's for, or "" for a pair no mode writes
+// (Up then switches the server to the mode it is asked for).
+func postgresDurability(fsync, sync string) store.Durability {
+	for _, d := range []store.Durability{store.DurabilityFsync, store.DurabilityWrite, store.DurabilityNone} {
+		if fsync == store.PostgresFsync(d) && sync == store.PostgresSynchronousCommit(d) {
+			return d
+		}
+	}
+	return ""
+}
+
+// resetFsync drops an fsync set with ALTER SYSTEM (the adapter sets it so
+// when it opens a store in another durability than the server runs in:
+// store/postgres's setFsync), whose postgresql.auto.conf would otherwise
+// outrank allot.conf, reloads, and waits until c reads back want: the
+// postmaster rereads the files before it signals the backends, c's among
+// them, so every backend started after that runs with want. It waits up
+// to in's Config.Timeout.
+func resetFsync(ctx context.Context, in *instance, c *pgx.Conn, want string) error {
+	ctx, cancel := context.WithTimeout(ctx, in.cfg.Timeout)
+	defer cancel()
+	if _, err := c.Exec(ctx, "ALTER SYSTEM RESET fsync"); err != nil {
+		return err
+	}
+	if _, err := c.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
+		return err
+	}
+	for {
+		var got string
+		if err := c.QueryRow(ctx, "SELECT current_setting('fsync')").Scan(&got); err != nil {
+			return err
+		}
+		if got == want {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("fsync is still %s after a reload: %w", got, ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
 
 // confQuote quotes a string for postgresql.conf, where a quote or a
@@ -140,24 +194,25 @@ func (postgresServer) probe(ctx context.Context, in *instance) (probeResult, err
 		return probeResult{}, err
 	}
 	defer conn.Close(context.Background())
-	var version, sync string
-	if err := conn.QueryRow(ctx, "SELECT current_setting('server_version'), current_setting('synchronous_commit')").Scan(&version, &sync); err != nil {
+	var version, fsync, sync string
+	if err := conn.QueryRow(ctx, "SELECT current_setting('server_version'), current_setting('fsync'), current_setting('synchronous_commit')").Scan(&version, &fsync, &sync); err != nil {
 		return probeResult{}, err
 	}
-	d := store.DurabilityWrite
-	if sync != "off" {
-		d = store.DurabilityFsync
-	}
-	return probeResult{version: "PostgreSQL " + version, durability: d}, nil
+	return probeResult{version: "PostgreSQL " + version, durability: postgresDurability(fsync, sync)}, nil
 }
 
-// setup creates role allot and database allot, once.
+// setup creates role allot and database allot, once. It runs after every
+// start, and first drops an fsync an adapter left with ALTER SYSTEM, so
+// that the server runs with allot.conf's, as it was started to.
 func (postgresServer) setup(ctx context.Context, in *instance) error {
 	conn, err := pgx.Connect(ctx, superDSN(in))
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.Background())
+	if err := resetFsync(ctx, in, conn, store.PostgresFsync(in.durability)); err != nil {
+		return fmt.Errorf("putting back allot.conf's fsync: %w", err)
+	}
 	var n int
 	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_roles WHERE rolname = 'allot'").Scan(&n); err != nil {
 		return err
@@ -178,8 +233,9 @@ func (postgresServer) setup(ctx context.Context, in *instance) error {
 	return nil
 }
 
-// setDurability rewrites allot.conf and reloads: synchronous_commit needs
-// no restart.
+// setDurability rewrites allot.conf and reloads: fsync and
+// synchronous_commit need no restart. An fsync an adapter set with ALTER
+// SYSTEM is dropped, so that allot.conf's rules.
 func (s postgresServer) setDurability(ctx context.Context, in *instance, d store.Durability) (bool, error) {
 	if err := s.writeConf(in, d); err != nil {
 		return false, err
@@ -189,6 +245,5 @@ func (s postgresServer) setDurability(ctx context.Context, in *instance, d store
 		return false, err
 	}
 	defer conn.Close(context.Background())
-	_, err = conn.Exec(ctx, "SELECT pg_reload_conf()")
-	return false, err
+	return false, resetFsync(ctx, in, conn, store.PostgresFsync(d))
 }

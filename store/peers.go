@@ -16,6 +16,13 @@ const (
 
 	// PostgresDSN: role allot (trust on loopback), database allot.
 	PostgresDSN = "postgres://allot@127.0.0.1:15432/allot?sslmode=disable"
+	// PostgresSuperuser is the cluster's superuser role (trust on
+	// loopback): services and the adapter set the server-wide fsync as it.
+	PostgresSuperuser = "postgres"
+	// PostgresManagedSetting marks a PostgreSQL that allot services runs
+	// (set to on in the configuration services writes): the only server
+	// whose fsync the adapter changes (ALTER SYSTEM outlives a run).
+	PostgresManagedSetting = "allot.managed"
 	// MariaDBDSN: user allot, password allot, ALL PRIVILEGES (SUPER
 	// included) on *.*, database allot.
 	MariaDBDSN = "allot:allot@tcp(127.0.0.1:13306)/allot"
@@ -74,9 +81,28 @@ func MariaDBSyncBinlog(d Durability) int {
 	return 0
 }
 
-// PostgresSynchronousCommit returns synchronous_commit for d: on for fsync,
-// off otherwise (none differs by its unlogged table, not this setting).
+// PostgresSynchronousCommit returns synchronous_commit for d: on for fsync
+// and write (a commit returns once its WAL is written, and with fsync on
+// flushed), off for none (its tables are unlogged: their writes make no
+// WAL to wait for). off in write mode would acknowledge commits whose WAL
+// is still in the server's shared buffers: a crash of the server process
+// loses them (the kill audit lost 109 acknowledged ops in 5 kills), where
+// write promises to survive one.
 func PostgresSynchronousCommit(d Durability) string {
+	if d == DurabilityNone {
+		return "off"
+	}
+	return "on"
+}
+
+// PostgresFsync returns fsync for d: on for fsync, off otherwise. With
+// synchronous_commit on and fsync off a commit's WAL is written to the OS
+// before the commit returns and never flushed: it survives a crash of the
+// server process, not a power cut, as write promises. fsync is the whole
+// server's (reloaded from the configuration file, no session can set it):
+// services writes it into the configuration, and the adapter sets it as
+// PostgresSuperuser when a server runs with another.
+func PostgresFsync(d Durability) string {
 	if d == DurabilityFsync || d == "" {
 		return "on"
 	}

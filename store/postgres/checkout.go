@@ -58,7 +58,7 @@ func (s *Store) PrepareCheckout(ctx context.Context, cfg store.CheckoutConfig) (
 	if err != nil {
 		return nil, fmt.Errorf("%w: postgres: the sweeper's connection: %w", store.ErrServerDown, err)
 	}
-	setup := "SET synchronous_commit = " + map[bool]string{true: "on", false: "off"}[s.cfg.Durability == store.DurabilityFsync]
+	setup := "SET synchronous_commit = " + store.PostgresSynchronousCommit(s.cfg.Durability)
 	if s.opt.Schema != "" {
 		setup += "; SET search_path = " + pgx.Identifier{s.opt.Schema}.Sanitize()
 	}

@@ -10,11 +10,24 @@
 // ORDER BY warehouse is ascending byte order, the domain's allocation
 // order. count carries CHECK (count >= 0) as a last line of defence.
 //
-// Durability (store.Config): fsync is synchronous_commit=on; write is
-// synchronous_commit=off (commits are written by the WAL writer within
-// wal_writer_delay, a crash of the server loses nothing the OS has, a power
-// cut may lose the last moments); none is an UNLOGGED table with
-// synchronous_commit=off.
+// Durability (store.Config; store.PostgresFsync and
+// store.PostgresSynchronousCommit): fsync is fsync=on with
+// synchronous_commit=on; write is fsync=off with synchronous_commit=on (a
+// commit returns once its WAL is written to the OS, which never flushes it
+// on request: a crash of the server loses nothing acknowledged, a power
+// cut may); none is an UNLOGGED table with fsync=off and
+// synchronous_commit=off (crash recovery empties the table). write is not
+// synchronous_commit=off: that acknowledges commits whose WAL is still in
+// the server's shared buffers, and the kill audit lost them when it
+// killed the server. synchronous_commit is set on every connection; fsync
+// is the whole server's, so Open (and RWOpen, for --durable) makes the
+// server run with the durability's: a server that runs with another is
+// switched with ALTER SYSTEM SET fsync and a reload, as a superuser (this
+// role, or store.PostgresSuperuser), the way the MariaDB adapter sets its
+// globals; where that fails Open refuses with store.ErrDurabilityMismatch
+// and names the statements to run. services, which writes fsync into the
+// server's configuration, drops ALTER SYSTEM's whenever it starts or
+// switches the server.
 //
 // Invariants: input is checked in Go (inventory's Check functions) before a
 // statement is sent, so a bad op never reaches the server; a capture that
@@ -24,6 +37,6 @@
 // captures do not deadlock one another.
 //
 // What it must never do: read then write without the row locks (that is the
-// naive adapter's job, to prove the checker), or talk to any server but the
-// one it was given.
+// naive adapter's job, to prove the checker), talk to any server but the
+// one it was given, or change any server setting but fsync.
 package postgres

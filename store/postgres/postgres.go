@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"text/template"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -74,8 +75,10 @@ type Store struct {
 var statements = []string{"capture_lock", "capture_take", "release", "row_count"}
 
 // Open connects to the server (store.Config.Addr: host:port, or a full
-// postgres:// DSN; default store.PostgresDSN) and makes sure the table
-// exists, logged or unlogged as the durability asks.
+// postgres:// DSN; default store.PostgresDSN), makes sure the table
+// exists, logged or unlogged as the durability asks, and that the server
+// runs with the fsync the durability asks (setFsync). Every connection
+// sets synchronous_commit for the durability.
 func Open(ctx context.Context, cfg store.Config, opt Options) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -114,6 +117,9 @@ func Open(ctx context.Context, cfg store.Config, opt Options) (*Store, error) {
 	// The schema must exist before a connection can prepare statements on
 	// its table, so it is made over a plain connection first.
 	if err := ensureTable(ctx, pc.ConnConfig.Copy(), opt, cfg.Durability); err != nil {
+		return nil, err
+	}
+	if _, err := setFsync(ctx, pc.ConnConfig.Copy(), store.PostgresFsync(cfg.Durability), cfg.Durability); err != nil {
 		return nil, err
 	}
 	if s.pool, err = pgxpool.NewWithConfig(ctx, pc); err != nil {
@@ -254,7 +260,7 @@ func (s *Store) Rows(ctx context.Context) ([]inventory.Row, error) {
 }
 
 // Describe reads back the server version and the settings that decide
-// durability.
+// durability: the server's fsync and a session's synchronous_commit.
 func (s *Store) Describe(ctx context.Context) (string, error) {
 	var version, sync, fsync, persistence, schema string
 	err := s.pool.QueryRow(ctx, `SELECT current_setting('server_version'), current_setting('synchronous_commit'),
@@ -268,6 +274,95 @@ func (s *Store) Describe(ctx context.Context) (string, error) {
 		table = "unlogged"
 	}
 	return fmt.Sprintf("PostgreSQL %s, synchronous_commit=%s, fsync=%s, table %s.rows %s", version, sync, fsync, schema, table), nil
+}
+
+// setFsync makes the server at cc run with fsync = want (on or off) and
+// returns what it ran with before; d names the durability asking, for the
+// error. fsync is the whole server's and only its configuration sets it,
+// so a server that runs with another is switched the way MariaDB's
+// adapter switches its global settings: ALTER SYSTEM SET fsync and
+// pg_reload_conf(), as a superuser (this connection's role if it is one,
+// else store.PostgresSuperuser on the same server, as services connects),
+// then the setting is read back until the server has reloaded it, so that
+// every connection opened after setFsync runs with it. A server that
+// already runs with want is left alone, so a role without those rights
+// works on a server set up beforehand. Where the switch cannot be made
+// the error wraps store.ErrDurabilityMismatch and names the statements to
+// run (the bench then asks services to switch the project's server).
+//
+// services owns the setting in the configuration file it writes, and
+// resets ALTER SYSTEM's fsync whenever it starts or switches the server,
+// so the two never leave one value hidden under another.
+func setFsync(ctx context.Context, cc *pgx.ConnConfig, want string, d store.Durability) (string, error) {
+	c, err := pgx.ConnectConfig(ctx, cc)
+	if err != nil {
+		return "", fmt.Errorf("%w: postgres at %s:%d: %w", store.ErrServerDown, cc.Host, cc.Port, err)
+	}
+	defer c.Close(context.Background())
+	var before, super, managed string
+	if err := c.QueryRow(ctx, "SELECT current_setting('fsync'), current_setting('is_superuser'), coalesce(current_setting($1, true), '')",
+		store.PostgresManagedSetting).Scan(&before, &super, &managed); err != nil {
+		return "", fmt.Errorf("postgres: reading fsync: %w", err)
+	}
+	if before == want {
+		return before, nil
+	}
+	if managed != "on" {
+		// ALTER SYSTEM outlives the run: fsync=off left on someone's
+		// server would put its every commit at the mercy of a power cut.
+		return "", fsyncMismatch(cc, before, want, d, fmt.Errorf("allot changes the fsync only of a server allot services runs (%s = on in its configuration), and this one is not", store.PostgresManagedSetting))
+	}
+	as := c
+	if super != "on" {
+		sc := cc.Copy()
+		sc.User, sc.Password = store.PostgresSuperuser, ""
+		if as, err = pgx.ConnectConfig(ctx, sc); err != nil {
+			return "", fsyncMismatch(cc, before, want, d, err)
+		}
+		defer as.Close(context.Background())
+	}
+	// ALTER SYSTEM refuses to run in a transaction block, so it goes alone.
+	if _, err := as.Exec(ctx, "ALTER SYSTEM SET fsync = "+want); err != nil {
+		return "", fsyncMismatch(cc, before, want, d, err)
+	}
+	if err := reloadUntil(ctx, as, want); err != nil {
+		return "", fsyncMismatch(cc, before, want, d, err)
+	}
+	return before, nil
+}
+
+// reloadUntil asks the server to reload its configuration and reads fsync
+// back on c until it is want. The postmaster rereads the files and only
+// then signals each backend, c's among them, to reread them before its
+// next statement: once c reads want, every backend started since does.
+func reloadUntil(ctx context.Context, c *pgx.Conn, want string) error {
+	if _, err := c.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
+		return err
+	}
+	for {
+		var got string
+		if err := c.QueryRow(ctx, "SELECT current_setting('fsync')").Scan(&got); err != nil {
+			return err
+		}
+		if got == want {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the server still runs with fsync=%s after a reload: %w", got, ctx.Err())
+		case <-time.After(reloadPollInterval):
+		}
+	}
+}
+
+// reloadPollInterval is how often reloadUntil reads fsync back; a reload
+// takes a few milliseconds.
+const reloadPollInterval = 5 * time.Millisecond
+
+func fsyncMismatch(cc *pgx.ConnConfig, got, want string, d store.Durability, err error) error {
+	return fmt.Errorf("%w: postgres at %s:%d runs with fsync=%s, durability %s needs fsync=%s, and setting it failed (%v): "+
+		"as a superuser run ALTER SYSTEM SET fsync = %s; SELECT pg_reload_conf(); (allot services up --durability %s postgres does it for the project's server)",
+		store.ErrDurabilityMismatch, cc.Host, cc.Port, got, d, want, err, want, d)
 }
 
 // Close drops the catalog table the store loaded, if any, and closes the

@@ -17,9 +17,12 @@ import (
 // other test packages that share the server.
 const testSchema = "test_postgres"
 
+// open opens the store in d, which sets the shared server's fsync for d:
+// it is put back when the test ends.
 func open(t *testing.T, d store.Durability) *postgres.Store {
 	t.Helper()
 	servicestest.Require(t, services.Postgres)
+	keepServerFsync(t)
 	st, err := postgres.Open(context.Background(), store.Config{Durability: d, Workers: 16}, postgres.Options{Schema: testSchema})
 	if err != nil {
 		t.Fatal(err)
@@ -40,9 +43,9 @@ func TestDescribeReadsTheServerBack(t *testing.T) {
 		d    store.Durability
 		want []string
 	}{
-		{store.DurabilityFsync, []string{"PostgreSQL 15", "synchronous_commit=on", "test_postgres.rows logged"}},
-		{store.DurabilityWrite, []string{"synchronous_commit=off", "rows logged"}},
-		{store.DurabilityNone, []string{"synchronous_commit=off", "rows unlogged"}},
+		{store.DurabilityFsync, []string{"PostgreSQL 15", "synchronous_commit=on", "fsync=on", "test_postgres.rows logged"}},
+		{store.DurabilityWrite, []string{"synchronous_commit=on", "fsync=off", "rows logged"}},
+		{store.DurabilityNone, []string{"synchronous_commit=off", "fsync=off", "rows unlogged"}},
 	} {
 		st := open(t, tc.d)
 		ctx := context.Background()

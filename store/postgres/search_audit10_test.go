@@ -38,6 +38,7 @@ func audit10Tables(t *testing.T, ctx context.Context, c *pgx.Conn) []string {
 // check then failed, or passed on another run's data.
 func TestCatalogsLoadedAtOnce(t *testing.T) {
 	servicestest.Require(t, services.Postgres)
+	keepServerFsync(t) // write mode switches the shared server's fsync
 	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, store.PostgresDSN)
 	if err != nil {
