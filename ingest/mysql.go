@@ -138,6 +138,7 @@ func (in *Ingester) Run(ctx context.Context) error {
 	if err := in.readCollations(ctx); err != nil {
 		return err
 	}
+	in.readCharsetTables(ctx)
 	var metadata string
 	if err := db.QueryRowContext(ctx, "SELECT @@binlog_row_metadata").Scan(&metadata); err == nil && strings.EqualFold(metadata, "FULL") {
 		in.withNames = true
@@ -204,7 +205,7 @@ func (in *Ingester) readColumns(ctx context.Context) error {
 	defer rows.Close()
 	in.columns = map[string]int{}
 	in.startOrder = nil
-	in.startTypes = columnTypes{enums: map[int][]string{}, sets: map[int][]string{}, charsets: map[int]string{}, unsigned: map[int]bool{}, scales: map[int]int{}}
+	in.startTypes = columnTypes{enums: map[int][]string{}, sets: map[int][]string{}, charsets: map[int]string{}, unsigned: map[int]bool{}, scales: map[int]int{}, fixed: map[int]string{}}
 	in.byName = map[string]columnInfo{}
 	for rows.Next() {
 		var name, columnType, dataType string
@@ -232,6 +233,9 @@ func (in *Ingester) readColumns(ctx context.Context) error {
 		}
 		if info.scale >= 0 {
 			in.startTypes.scales[pos-1] = info.scale
+		}
+		if info.fixed != "" {
+			in.startTypes.fixed[pos-1] = info.fixed
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -926,6 +930,14 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 	defer func() { closeSyncer() }()
 	in.logf("reading the binary log of %s:%d as replica server id %d", in.src.host, in.src.port, in.cfg.ServerID)
 	streamer, err := start(cp)
+	started := time.Now()
+	var pause time.Duration
+	if err != nil && !errors.Is(err, ErrOtherSource) && lostConnection(err) {
+		// Lost as the stream starts: retried as one lost later is.
+		if streamer, err = in.reconnect(ctx, start, cp, err, &started, &pause); err != nil {
+			return err
+		}
+	}
 	if errors.Is(err, ErrOtherSource) {
 		return err
 	}
@@ -934,8 +946,6 @@ func (in *Ingester) follow(ctx context.Context, cp Checkpoint) error {
 	}
 	in.Metrics.Connected.Store(true)
 	defer in.Metrics.Connected.Store(false)
-	started := time.Now()
-	var pause time.Duration
 	file := cp.File
 	saved := cp
 	lastSave := time.Now()
@@ -1338,10 +1348,17 @@ func (in *Ingester) apply(ctx context.Context, ev *rowsEvent, kind opKind, i, ke
 	if err := ev.whole(i, needs...); err != nil {
 		return err
 	}
+	// Only the mapped columns are read: another column may be in a
+	// character set the ingester does not convert, and is no part of the
+	// record.
 	row := make([]any, len(ev.e.Rows[i]))
-	for c, v := range ev.e.Rows[i] {
+	for _, name := range in.configuredColumns() {
+		c, ok := ev.cols[strings.ToLower(name)]
+		if !ok || c >= len(row) {
+			continue // record says what is missing
+		}
 		var err error
-		if row[c], err = ev.types.text(c, v); err != nil {
+		if row[c], err = ev.types.text(c, ev.e.Rows[i][c]); err != nil {
 			return fmt.Errorf("ingest: a row of the event ending at %s:%d: %w", ev.file, ev.h.LogPos, err)
 		}
 	}

@@ -1,7 +1,9 @@
 package ingest
 
 import (
+	"context"
 	"database/sql"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"strconv"
@@ -51,6 +53,13 @@ type columnTypes struct {
 	charsets map[int]string   // character set of a character column
 	unsigned map[int]bool     // an integer column declared UNSIGNED
 	scales   map[int]int      // a FLOAT(M,D) or DOUBLE(M,D) column's D
+	fixed    map[int]string   // a MariaDB UUID, INET6 or INET4 column: its type (fixedTypes)
+	// undecodable: an ENUM or SET column whose members are in a character
+	// set the ingester does not convert, with that error.
+	undecodable map[int]error
+	// tables are the source's own conversions of single-byte character
+	// sets (Ingester.readCharsetTables), by name; nil: Go's.
+	tables map[string]*charsetTable
 	// The column types (mysql.MYSQL_TYPE_*) and their metadata as the
 	// table map gives them; nil for the types read at start.
 	kinds []byte
@@ -71,32 +80,33 @@ func (in *Ingester) typesOf(t *replication.TableMapEvent) (columnTypes, error) {
 	if len(t.ColumnNameString()) > 0 {
 		// The full metadata: what was read at start may be stale (ALTER
 		// TABLE is followed), and the map has all of it.
-		ct = columnTypes{}
+		ct = columnTypes{tables: in.startTypes.tables}
 	}
 	enumCharsets := t.EnumSetCollationMap()
-	members := func(m map[int][]string) (map[int][]string, error) {
+	// Members the ingester cannot convert fail the column's values, not
+	// the table map: a column no record maps is never read.
+	members := func(m map[int][]string) map[int][]string {
 		for i, names := range m {
 			cs := in.collations[enumCharsets[i]]
 			for j, n := range names {
-				s, err := decodeText(cs, n)
+				s, err := decodeText(ct.tables, cs, n)
 				if err != nil {
-					return nil, err
+					if ct.undecodable == nil {
+						ct.undecodable = map[int]error{}
+					}
+					ct.undecodable[i] = err
+					break
 				}
 				names[j] = s
 			}
 		}
-		return m, nil
+		return m
 	}
-	var err error
 	if m := t.EnumStrValueMap(); m != nil {
-		if ct.enums, err = members(m); err != nil {
-			return ct, err
-		}
+		ct.enums = members(m)
 	}
 	if m := t.SetStrValueMap(); m != nil {
-		if ct.sets, err = members(m); err != nil {
-			return ct, err
-		}
+		ct.sets = members(m)
 	}
 	ct.kinds, ct.meta = t.ColumnType, t.ColumnMeta
 	if m := t.UnsignedMap(); len(m) > 0 {
@@ -115,10 +125,13 @@ func (in *Ingester) typesOf(t *replication.TableMapEvent) (columnTypes, error) {
 		// No table map carries a FLOAT's or DOUBLE's declared decimals:
 		// by name from what was read at start (an ALTER that changes them
 		// is seen at the next start).
-		ct.scales = map[int]int{}
+		ct.scales, ct.fixed = map[int]int{}, map[int]string{}
 		for i, n := range names {
 			if info, ok := in.byName[strings.ToLower(n)]; ok && info.scale >= 0 {
 				ct.scales[i] = info.scale
+			}
+			if f := in.byName[strings.ToLower(n)].fixed; f != "" {
+				ct.fixed[i] = f
 			}
 		}
 	}
@@ -137,6 +150,9 @@ func (in *Ingester) typesOf(t *replication.TableMapEvent) (columnTypes, error) {
 
 // text returns value v of column i as the snapshot reads it.
 func (ct *columnTypes) text(i int, v any) (any, error) {
+	if err := ct.undecodable[i]; err != nil {
+		return nil, fmt.Errorf("column %d: %w", i+1, err)
+	}
 	var kind byte
 	if i < len(ct.kinds) {
 		kind = ct.kinds[i]
@@ -190,18 +206,24 @@ func (ct *columnTypes) text(i int, v any) (any, error) {
 			return uint64(x), nil
 		}
 	case string:
+		if s, ok := ct.fixedText(i, x); ok {
+			return s, nil
+		}
 		if kind == mysql.MYSQL_TYPE_TIME2 && i < len(ct.meta) && ct.meta[i] > 0 && !strings.Contains(x, ".") {
 			// go-mysql leaves out a zero fraction ("00:00:00" for a
 			// TIME(2) the server prints as "00:00:00.00").
 			x += "." + strings.Repeat("0", int(ct.meta[i]))
 		}
-		s, err := decodeText(ct.charsets[i], x)
+		s, err := decodeText(ct.tables, ct.charsets[i], x)
 		if err != nil {
 			return nil, fmt.Errorf("column %d: %w", i+1, err)
 		}
 		return s, nil
 	case []byte:
-		s, err := decodeText(ct.charsets[i], string(x))
+		if s, ok := ct.fixedText(i, string(x)); ok {
+			return s, nil
+		}
+		s, err := decodeText(ct.tables, ct.charsets[i], string(x))
 		if err != nil {
 			return nil, fmt.Errorf("column %d: %w", i+1, err)
 		}
@@ -283,6 +305,82 @@ func fcvt(x float64, d int) string {
 	return whole + "." + frac + strings.Repeat("0", d-len(frac))
 }
 
+// fixedTypes are MariaDB's data types of a fixed number of bytes that the
+// server prints as text (UUID, INET6, INET4: the snapshot reads that
+// text) and the binary log carries as the bytes, in their order, the
+// trailing zero bytes left out (a fixed-length binary string's padding).
+// Sent as those bytes, a UUID SKU, an INET6 attribute, was a row the
+// catalog cannot hold.
+var fixedTypes = map[string]int{"uuid": 16, "inet6": 16, "inet4": 4}
+
+// fixedText renders column i's binary log value b as the server prints it
+// when the column is of one of fixedTypes; ok is false otherwise.
+func (ct *columnTypes) fixedText(i int, b string) (s string, ok bool) {
+	f := ct.fixed[i]
+	if f == "" || len(b) > fixedTypes[f] {
+		return "", false
+	}
+	var raw [16]byte
+	copy(raw[:], b)
+	switch f {
+	case "uuid": // 123e4567-e89b-12d3-a456-426614174000
+		h := hex.EncodeToString(raw[:])
+		return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], true
+	case "inet4":
+		return inet4Text(raw[:4]), true
+	}
+	return inet6Text(raw), true
+}
+
+func inet4Text(b []byte) string { return fmt.Sprintf("%d.%d.%d.%d", b[0], b[1], b[2], b[3]) }
+
+// inet6Text prints an IPv6 address as MariaDB does (Inet6::to_string):
+// lower-case words without leading zeros, the longest run of zero words
+// (the first of equal ones, a single word too) as "::", and the last 32
+// bits of an IPv4-compatible (::a.b.c.d) or IPv4-mapped (::ffff:a.b.c.d)
+// address in dotted form.
+func inet6Text(raw [16]byte) string {
+	var w [8]uint16
+	for i := range w {
+		w[i] = uint16(raw[2*i])<<8 | uint16(raw[2*i+1])
+	}
+	gap, gapLen := -1, 0
+	for i := 0; i < len(w); {
+		if w[i] != 0 {
+			i++
+			continue
+		}
+		j := i
+		for j < len(w) && w[j] == 0 {
+			j++
+		}
+		if j-i > gapLen {
+			gap, gapLen = i, j-i
+		}
+		i = j
+	}
+	var b strings.Builder
+	for i := 0; i < len(w); i++ {
+		switch {
+		case i == gap:
+			if i == 0 {
+				b.WriteByte(':')
+			}
+			b.WriteByte(':')
+			i += gapLen - 1
+		case i == 6 && gap == 0 && (gapLen == 6 || gapLen == 5 && w[5] == 0xffff):
+			b.WriteString(inet4Text(raw[12:]))
+			return b.String()
+		default:
+			fmt.Fprintf(&b, "%x", w[i])
+			if i+1 != len(w) {
+				b.WriteByte(':')
+			}
+		}
+	}
+	return b.String()
+}
+
 // bitText renders a BIT value the server sends as bytes (big-endian) as
 // its unsigned decimal value, as the binary log's is rendered.
 func bitText(b []byte) string {
@@ -296,10 +394,11 @@ func bitText(b []byte) string {
 // columnInfo is what the ingester reads of a column at start, beside its
 // ENUM or SET members and its character set.
 type columnInfo struct {
-	unsigned  bool // an integer type declared UNSIGNED
-	float     bool // a FLOAT or DOUBLE
-	scale     int  // a FLOAT(M,D)'s or DOUBLE(M,D)'s D; -1 for any other
-	timestamp bool // a TIMESTAMP
+	unsigned  bool   // an integer type declared UNSIGNED
+	float     bool   // a FLOAT or DOUBLE
+	scale     int    // a FLOAT(M,D)'s or DOUBLE(M,D)'s D; -1 for any other
+	timestamp bool   // a TIMESTAMP
+	fixed     string // a MariaDB UUID, INET6 or INET4 (fixedTypes)
 }
 
 // columnInfoOf reads an information_schema.COLUMNS row's COLUMN_TYPE
@@ -318,15 +417,22 @@ func columnInfoOf(columnType, dataType string, scale sql.NullInt64) columnInfo {
 		}
 	case "timestamp":
 		info.timestamp = true
+	case "uuid", "inet6", "inet4":
+		info.fixed = strings.ToLower(dataType)
 	}
 	return info
 }
 
-// decodeText converts s from the source's character set charset to UTF-8.
-func decodeText(charset, s string) (string, error) {
+// decodeText converts s from the source's character set charset to UTF-8:
+// by the source's own table of a single-byte character set when tables
+// has it, else by Go's.
+func decodeText(tables map[string]*charsetTable, charset, s string) (string, error) {
 	switch charset {
 	case "", "utf8mb4", "utf8mb3", "utf8", "ascii", "binary":
 		return s, nil
+	}
+	if t := tables[charset]; t != nil {
+		return t.decode(s), nil
 	}
 	enc, ok := encodings[charset]
 	if !ok {
@@ -337,6 +443,61 @@ func decodeText(charset, s string) (string, error) {
 		return "", fmt.Errorf("a value in character set %s: %w", charset, err)
 	}
 	return out, nil
+}
+
+// charsetTable is what the source converts the bytes 0x80..0xFF of a
+// single-byte character set to (the bytes below are ASCII in each).
+//
+// The snapshot reads the server's conversion to UTF-8; the binary log
+// carries the bytes, and Go's tables (encodings) differ from MariaDB's in
+// places: latin1's 0x81, 0x8D, 0x8F, 0x90 and 0x9D are C1 controls to the
+// server and U+FFFD to Go, ISO 8859's 0x80..0x9F too, greek's 0xA1 is
+// U+02BD to the server and U+2018 to Go, koi8u's 0xAE U+255D and U+045E,
+// cp1256's 0x8A '?' and U+0679 (about 200 bytes of 16 character sets, in
+// MariaDB 10.11). Converted by Go's tables, one row read as two records,
+// or as a record and a row the catalog cannot hold. So the ingester asks
+// the source for each table at start (Ingester.readCharsetTables).
+type charsetTable [128]rune
+
+// readCharsetTables reads the source's table of each single-byte
+// character set of encodings (charsetTable). One the source does not have,
+// or does not answer for, is left to Go's table.
+func (in *Ingester) readCharsetTables(ctx context.Context) {
+	var high strings.Builder
+	for c := 0x80; c <= 0xFF; c++ {
+		fmt.Fprintf(&high, "%02x", c)
+	}
+	tables := map[string]*charsetTable{}
+	for name, enc := range encodings {
+		if _, single := enc.(*charmap.Charmap); !single {
+			continue
+		}
+		var s sql.NullString
+		if err := in.db.QueryRowContext(ctx, "SELECT CONVERT(_"+name+" 0x"+high.String()+" USING utf8mb4)").Scan(&s); err != nil || !s.Valid {
+			continue
+		}
+		runes := []rune(s.String)
+		if len(runes) != len(charsetTable{}) {
+			continue
+		}
+		t := new(charsetTable)
+		copy(t[:], runes)
+		tables[name] = t
+	}
+	in.startTypes.tables = tables
+}
+
+func (t *charsetTable) decode(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/2)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x80 {
+			b.WriteByte(c)
+		} else {
+			b.WriteRune(t[c-0x80])
+		}
+	}
+	return b.String()
 }
 
 // encodings are the source's character sets by their MySQL names. MySQL's
