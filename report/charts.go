@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"allot/bench"
 )
@@ -125,9 +126,19 @@ func newChartSet(f *bench.ResultsFile, colors map[string]int) *chartSet {
 	for gi, g := range groupRuns(f.Runs) {
 		runs := subset(f.Runs, g.runs)
 		labels := runLabels(runs, "sweep")
+		// These charts draw a run that failed its check or had ops fail
+		// (the sweep curves leave it out): its label says so.
+		failedNote := ""
+		for i := range runs {
+			if runs[i].Failed() {
+				labels[i] += failedMark
+				failedNote = " A label ending “" + failedMark[1:] + "” is a run that did not pass (its check failed or some of its ops failed): see Checks."
+			}
+		}
 		if c, ok := throughputChart(runs, labels, colors); ok {
 			c.ID = "throughput-" + strconv.Itoa(gi)
 			c.Title = "Throughput over time — " + g.title
+			c.Caption += failedNote
 			cs.Throughput = append(cs.Throughput, c)
 		}
 		c, notes := spectrumChart(runs, labels, colors, g.runs)
@@ -135,12 +146,26 @@ func newChartSet(f *bench.ResultsFile, colors map[string]int) *chartSet {
 		if len(c.Series) > 0 {
 			c.ID = "spectrum-" + strconv.Itoa(gi)
 			c.Title = "Latency by percentile — " + g.title
+			c.Caption += failedNote
 			cs.Spectrum = append(cs.Spectrum, c)
 		}
 	}
 	cs.Sweeps = sweepCharts(f.Runs, colors)
 	return cs
 }
+
+// otherLatencyNote says what a latency sample is when some run is not of
+// the reservation workload.
+const otherLatencyNote = "A closed-loop sample of the reservation workload is one store call; a sample of another workload is one of its ops as that workload counts it " +
+	"(a checkout cart: its hold, then its confirm or cancel, with any re-sends; an order; a search query; a request), which may take several store calls."
+
+// anyOtherWorkload says whether some run is not of the reservation workload.
+func anyOtherWorkload(runs []bench.Result) bool {
+	return slices.ContainsFunc(runs, func(r bench.Result) bool { return !reservationRun(&r) })
+}
+
+// failedMark ends the chart label of a run that did not pass.
+const failedMark = " (failed)"
 
 // throughputChart draws ops completed per second, one series per run. A
 // run's folded last bucket (see folded) is drawn flat at its average
@@ -268,6 +293,9 @@ func spectrumChart(runs []bench.Result, labels []string, colors map[string]int, 
 	c := chart{Kind: "spectrum", XLabel: "percentile", YLabel: "latency (ms, log scale)", YUnit: "ms", LogX: true, LogY: true,
 		Caption: "HDR percentile spectrum: each step right adds a nine (90%, 99%, 99.9%, …); a curve ends where its run has no more samples, at its maximum. " +
 			"Closed-loop runs show the time of each store call."}
+	if anyOtherWorkload(runs) {
+		c.Caption = strings.TrimSuffix(c.Caption, "Closed-loop runs show the time of each store call.") + otherLatencyNote
+	}
 	type decoded struct {
 		run   int
 		label string
@@ -359,6 +387,9 @@ func sweepCharts(all []bench.Result, colors map[string]int) []chart {
 		p99Chart := chart{ID: fmt.Sprintf("sweep-%d-p99", pi), Kind: "sweep", Title: "p99 latency vs " + param,
 			XLabel: param, YLabel: "p99 latency (ms, log scale)", YUnit: "ms", X: xs, XTicks: xs, LogX: logX, LogY: true,
 			Caption: "p99 of the time of each store call."}
+		if anyOtherWorkload(runs) {
+			p99Chart.Caption = "p99 latency. " + otherLatencyNote
+		}
 		bySeries := map[string]int{}
 		serviceSeries := map[string]int{} // label -> index in p99Chart.Series
 		for i := range runs {
@@ -392,6 +423,9 @@ func sweepCharts(all []bench.Result, colors map[string]int) []chart {
 		}
 		if len(serviceSeries) > 0 {
 			p99Chart.Caption = "p99 of the store call time for closed-loop runs; for open-loop runs, p99 of the response time from each op's intended start (solid) and of the service time from its actual send (dashed)."
+			if anyOtherWorkload(runs) {
+				p99Chart.Caption = "p99 latency; for open-loop runs, of the response time from each op's intended start (solid) and of the service time from its actual send (dashed). " + otherLatencyNote
+			}
 		}
 		if spread(runs) >= throughputLogRatio {
 			opsChart.LogY = true

@@ -35,8 +35,11 @@ type page struct {
 	HasPipeline bool
 	// CommonWorkload is set when every run replayed the same workload: the
 	// table then names it once instead of in a column.
-	CommonWorkload  string
-	HasSweep        bool
+	CommonWorkload string
+	HasSweep       bool
+	// OtherWorkloads is set when some run is not of the reservation
+	// workload: its ops, latency and check are its workload's own.
+	OtherWorkloads  bool
 	Published       publishedView
 	Env             []keyValue
 	EnvSummary      string
@@ -139,6 +142,9 @@ func newPage(f *bench.ResultsFile) (*page, *chartSet) {
 		}
 		if r.Sweep != nil {
 			p.HasSweep = true
+		}
+		if !reservationRun(r) {
+			p.OtherWorkloads = true
 		}
 		p.Runs = append(p.Runs, v)
 	}
