@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -80,6 +81,18 @@ func WriteTable(w io.Writer, runs []Result) error {
 			}
 		}
 	}
+	header := false
+	for i := range runs {
+		unit, key := opsUnit(&runs[i])
+		if unit == "" {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(w, "\nops, ops/s and latency count each workload's own ops:")
+			header = true
+		}
+		fmt.Fprintf(w, "  %s: ops are %s (extra.%s)\n", runLabel(&runs[i]), unit, key)
+	}
 	if server {
 		fmt.Fprintln(w, "\ncpu µs/op: the server's CPU time (user + system, all its processes) per op during the timed run (*: the whole store run, loading and checking included); server MB: its peak resident memory (Pss)")
 		for i := range runs {
@@ -93,6 +106,25 @@ func WriteTable(w io.Writer, runs []Result) error {
 		writeCheck(w, &runs[i], len(runs) > 1)
 	}
 	return nil
+}
+
+// opsUnit returns what a workload kind's run counts as its ops, as the
+// kind states it: the Extra figure "<unit>_per_sec" that equals ops/s
+// ("carts_per_sec" for checkout, "queries_per_sec" for search), and that
+// figure's key; "" for a reservation run (captures and releases).
+func opsUnit(r *Result) (unit, key string) {
+	keys := make([]string, 0, len(r.Extra))
+	for k := range r.Extra {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		u, ok := strings.CutSuffix(k, "_per_sec")
+		if v, isFloat := r.Extra[k].(float64); ok && u != "" && isFloat && v == r.OpsPerSec {
+			return strings.ReplaceAll(u, "_", " "), k
+		}
+	}
+	return "", ""
 }
 
 // serverCells are the resource columns of a run: "-" where not measured.
