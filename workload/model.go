@@ -124,7 +124,8 @@ func (m *Model) Len() int { return len(m.counts) }
 
 // Verify replays w's ops in order on a model of its initial rows and
 // returns the final model, or an error naming the first op that did not
-// succeed. A generated workload always verifies; an op file might not.
+// succeed and its line in the op file Write makes of w (the file it was
+// read from). A generated workload always verifies; an op file might not.
 func Verify(w *Workload) (*Model, error) {
 	m, err := NewModel(w.Initial)
 	if err != nil {
@@ -132,7 +133,8 @@ func Verify(w *Workload) (*Model, error) {
 	}
 	for i := range w.Ops {
 		if err := m.Apply(&w.Ops[i]); err != nil {
-			return nil, fmt.Errorf("workload: op %d: %w", i+1, err)
+			// The header, the stocked rows, then the ops, a line each.
+			return nil, fmt.Errorf("workload: op %d (line %d of the op file): %w", i+1, 1+len(w.Initial)+i+1, err)
 		}
 	}
 	return m, nil
