@@ -26,7 +26,10 @@ import (
 //
 // Segments deleted by snapshot trimming while a Reader has one open stay
 // readable through the open file (POSIX unlink semantics); a Reader that
-// must open a segment that is gone reports a *TrimmedError.
+// must open a segment that is gone reports a *TrimmedError. So does one
+// that meets ops a power cut took from a segment before the newest
+// snapshot, which recovery does not replay (lostOps): they are gone as if
+// trimmed, and the reader resumes after a snapshot that follows them.
 
 // TrimmedError is returned when the ops a reader asks for are no longer in
 // the journal: snapshot trimming removed the segments that held them.
@@ -316,7 +319,8 @@ func (r *Reader) peek() (h frameHeader, size int, ok bool, err error) {
 // Next returns the next frame if its last op is at most limit (the LSN the
 // caller knows to be durable), or ok false when there is none yet. Frames
 // up to limit must be on disk: a frame that should be there and is not is
-// an error (or a *TrimmedError when its segment was removed).
+// an error (or a *TrimmedError when its segment was removed, or when a
+// later segment shows that a power cut took it: see lostOps).
 func (r *Reader) Next(limit uint64) (f FrameInfo, ok bool, err error) {
 	if r.next > limit {
 		return f, false, nil
@@ -360,12 +364,37 @@ func (r *Reader) Next(limit uint64) (f FrameInfo, ok bool, err error) {
 			return f, false, &TrimmedError{Want: r.next, Oldest: oldest(segs, snaps)}
 		}
 		if segs[i].name == r.fileName {
+			if attempt > 0 && i+1 < len(segs) {
+				// A later segment exists, so every op before its first
+				// was written to this one, and op r.next is not here:
+				// lost with this segment's unsynced pages (a power cut
+				// in write or none mode) in history that recovery does
+				// not replay.
+				return f, false, lostOps(r, segs[i+1].firstLSN, snaps)
+			}
 			continue // read the current one again
 		}
 		if err := r.open(segs[i].name); err != nil {
 			return f, false, err
 		}
 	}
+}
+
+// lostOps is Next's error for ops r.next..end-1, which the segment the
+// reader is in lost, when the next segment starts at end. A power cut in
+// write or none mode leaves such a hole only before the newest snapshot
+// (recovery cuts one after it, and drops what follows): the ops are then
+// trimmed, readable on from the oldest snapshot the later segments reach
+// back to, as they would be had a snapshot removed this segment. Without
+// such a snapshot nothing can be read past the hole: corruption.
+func lostOps(r *Reader, end uint64, snaps []uint64) error {
+	for _, lsn := range snaps {
+		if lsn+1 >= end {
+			return &TrimmedError{Want: r.next, Oldest: lsn + 1}
+		}
+	}
+	return &CorruptionError{File: r.fileName, Offset: r.off,
+		Reason: fmt.Sprintf("ops %d..%d are missing before the next segment, and no snapshot follows them", r.next, end-1)}
 }
 
 // Close releases the open segment.
