@@ -29,12 +29,16 @@ import (
 // must open a segment that is gone reports a *TrimmedError. So does one
 // that meets ops a power cut took from a segment before the newest
 // snapshot, which recovery does not replay (lostOps): they are gone as if
-// trimmed, and the reader resumes after a snapshot that follows them.
+// trimmed, and its caller resumes after a snapshot that follows them. A
+// frame missing from a synced segment followed by another is damage: a
+// *CorruptionError.
 
 // TrimmedError is returned when the ops a reader asks for are no longer in
-// the journal: snapshot trimming removed the segments that held them.
-// Oldest is the first LSN that can still be read with the state before it
-// (the LSN of the newest snapshot + 1, or 1 when the journal is whole).
+// the journal: snapshot trimming removed the segments that held them, or a
+// power cut took them from an unsynced segment kept as history (lostOps).
+// Oldest is the first LSN that can still be read with the state before it:
+// the LSN of a kept snapshot + 1 (the oldest one kept, or the first past
+// the lost ops), or 1 when the journal is whole.
 type TrimmedError struct {
 	Want   uint64
 	Oldest uint64
@@ -81,6 +85,7 @@ type Reader struct {
 
 	file     vfs.File
 	fileName string
+	mode     segmentMode // the open segment's (its header's): synced or not
 	off      int64
 	next     uint64 // the first LSN of the next frame to return
 	buf      []byte
@@ -242,7 +247,7 @@ func (r *Reader) open(name string) error {
 		f.Close()
 		return fmt.Errorf("journal: read %s: %w", name, err)
 	}
-	_, start, bad, unknown := parseSegmentHeader(hdr[:n])
+	mode, start, bad, unknown := parseSegmentHeader(hdr[:n])
 	if unknown {
 		f.Close()
 		return fmt.Errorf("%w: %s: %s", ErrUnknownVersion, name, bad)
@@ -255,7 +260,7 @@ func (r *Reader) open(name string) error {
 	if r.file != nil {
 		r.file.Close()
 	}
-	r.file, r.fileName, r.off = f, name, int64(start)
+	r.file, r.fileName, r.mode, r.off = f, name, mode, int64(start)
 	return nil
 }
 
@@ -366,11 +371,17 @@ func (r *Reader) Next(limit uint64) (f FrameInfo, ok bool, err error) {
 		if segs[i].name == r.fileName {
 			if attempt > 0 && i+1 < len(segs) {
 				// A later segment exists, so every op before its first
-				// was written to this one, and op r.next is not here:
-				// lost with this segment's unsynced pages (a power cut
-				// in write or none mode) in history that recovery does
-				// not replay.
-				return f, false, lostOps(r, segs[i+1].firstLSN, snaps)
+				// was written to this one, and op r.next is not here.
+				if r.mode == modeUnsynced {
+					// Lost with this segment's unsynced pages (a power
+					// cut in write or none mode) in history that
+					// recovery does not replay.
+					return f, false, lostOps(r, segs[i+1].firstLSN, snaps)
+				}
+				// A synced segment was synced before the next one took
+				// a frame: what is missing here was damaged on disk.
+				return f, false, &CorruptionError{File: r.fileName, Offset: r.off,
+					Reason: fmt.Sprintf("op %d is missing (no valid frame here) in a synced segment followed by another", r.next)}
 			}
 			continue // read the current one again
 		}
