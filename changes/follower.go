@@ -65,6 +65,13 @@ func NewFollower(fs vfs.FS, dir string, after, durable uint64) (*Follower, error
 		if err == nil || attempt == followerAttemptsMax || !trimmedUnder(err) {
 			return f, err
 		}
+		if te := (*journal.TrimmedError)(nil); errors.As(err, &te) && after+1 < te.Oldest {
+			// The reader says the cursor itself is gone (ops a power cut
+			// took from history: journal.Oldest, which reads names
+			// only, does not know): starting again would replay to the
+			// same place.
+			return nil, err
+		}
 		oldest, oerr := journal.Oldest(fs, dir)
 		if oerr != nil {
 			return nil, err
