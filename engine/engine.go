@@ -374,6 +374,10 @@ func Open(cfg Config) (*Engine, error) {
 		e.standby = &NotPrimaryError{}
 	}
 	state.SetRetention(cfg.Retention.Milliseconds())
+	// Replay keeps every journaled key: the keys past the window (by the
+	// last op's time) go now, before the engine takes a request, rather
+	// than under the lock of the first request that meets KeysMax.
+	state.CollectKeys()
 	e.room = sync.NewCond(&e.mu)
 	e.sources = map[uint64]struct{}{}
 	e.requestPool.New = func() any { return NewRequest() }
