@@ -440,7 +440,9 @@ func (r *Router) pool(ctx context.Context, shard string) (*client.Client, error)
 	cfg.Addr = h.RESP
 	p, err = client.New(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%w (%w)", err, client.ErrNotSent)
+		// A config the client refuses (the lease's address among it):
+		// retrying would meet the same refusal.
+		return nil, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
