@@ -223,7 +223,7 @@ type batchReader struct {
 	dead atomic.Bool // the connection failed; the writer must replace it
 	done chan struct{}
 	// inFlight counts the pipelines sent and not yet answered, and idleAt
-	// (Unix nanoseconds) is when the last one was answered: with none in
+	// (monoNow's nanoseconds) is when the last one was answered: with none in
 	// flight the reader leaves the connection alone, and the writer may
 	// check it (idleClosed).
 	inFlight atomic.Int32
@@ -236,8 +236,15 @@ type batchReader struct {
 // pipeline sent into it would come back with an unknown outcome although
 // the server never read it. Only the writer calls it.
 func (rd *batchReader) idleClosed() bool {
-	return rd.inFlight.Load() == 0 && time.Since(time.Unix(0, rd.idleAt.Load())) >= idleCheckAfter && rd.cn.peerClosed()
+	return rd.inFlight.Load() == 0 && time.Duration(monoNow()-rd.idleAt.Load()) >= idleCheckAfter && rd.cn.peerClosed()
 }
+
+// monoBase anchors monoNow.
+var monoBase = time.Now()
+
+// monoNow is the monotonic clock's nanoseconds since monoBase: an idle
+// time a step of the wall clock cannot stretch or shrink.
+func monoNow() int64 { return int64(time.Since(monoBase)) }
 
 func (rd *batchReader) run(b *Batcher) {
 	defer close(rd.done)
@@ -284,7 +291,7 @@ func (rd *batchReader) run(b *Batcher) {
 			c.res, c.err = res, err
 			c.done <- struct{}{}
 		}
-		rd.idleAt.Store(time.Now().UnixNano())
+		rd.idleAt.Store(monoNow())
 		rd.inFlight.Add(-1)
 		<-b.slots
 	}
@@ -353,7 +360,7 @@ func (b *Batcher) loop() {
 				// deadline on it and fail the pipelines on the wire.
 				cn.unwatch()
 				rd = &batchReader{cn: cn, fifo: make(chan sentBatch, pipelinesInFlight), done: make(chan struct{})}
-				rd.idleAt.Store(time.Now().UnixNano())
+				rd.idleAt.Store(monoNow())
 				go rd.run(b)
 			}
 		}

@@ -85,8 +85,8 @@ var (
 	// (-UNAVAILABLE): retrying, here or elsewhere, is safe.
 	ErrUnavailable = errors.New("client: unavailable (not applied)")
 	// ErrOutcomeUnknown: the request may or may not have been applied
-	// (-UNKNOWN; and, from Client.Do and the methods built on it, the
-	// connection broke after the request was sent): retry only with the
+	// (-UNKNOWN; and, from Client.Do and the methods built on it, a
+	// mutation whose connection broke after it was sent): retry only with the
 	// same idempotency key. Conn, Pipeline and Batcher calls return a
 	// broken connection's error as it is, of no class: MaybeApplied is
 	// the test that covers both.
@@ -315,7 +315,8 @@ func stillUnknown(err, lost error) error {
 // MaybeApplied reports whether err, from sending a mutation, leaves its
 // outcome unknown: -UNKNOWN, or a connection lost once the request may
 // have left; not a refusal, a connection never made, a request never
-// sent (ErrNotSent: the caller's context ended first), or a reply.
+// sent (ErrNotSent: the caller's context ended first, or the write sent
+// no byte of it), or a reply.
 func MaybeApplied(err error) bool {
 	if err == nil || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrConnect) || errors.Is(err, ErrClosed) {
 		return false

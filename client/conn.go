@@ -295,8 +295,11 @@ func (cn *Conn) Available(ctx context.Context, g inventory.GroupKey) (inventory.
 // Pipeline sends every op in one write, then reads the replies in order
 // into results (len(results) must be at least len(ops)). A capture's lines
 // go into results[i].Lines, reusing its capacity, so a caller that keeps
-// results between calls does not allocate. On an error the outcome of every
-// op is unknown and the connection is discarded.
+// results between calls does not allocate. On an error the connection is
+// discarded and the outcome of every op is unknown, but where the error
+// says otherwise: ErrNotSent (the write sent nothing), a refusal of the
+// connection as the first reply (ErrUnavailable: the server read none of
+// them).
 func (cn *Conn) Pipeline(ctx context.Context, ops []inventory.Op, results []inventory.Result) error {
 	if len(results) < len(ops) {
 		return fmt.Errorf("client: %d results for %d ops", len(results), len(ops))
@@ -396,10 +399,15 @@ func (cn *Conn) PingPipeline(ctx context.Context, n int) error {
 	if err := cn.flush(); err != nil {
 		return cn.fail(ctx, err)
 	}
-	for range n {
+	for i := range n {
 		line, err := cn.line()
 		if err != nil {
 			return cn.fail(ctx, err)
+		}
+		if i == 0 && len(line) > 0 && line[0] == '-' {
+			// A refusal of the connection (readPong): of its class,
+			// and the server closed the connection after it.
+			return cn.fail(ctx, replyError(string(line[1:])))
 		}
 		if string(line) != "+PONG" {
 			return cn.fail(ctx, unexpected("PING", line))

@@ -13,7 +13,8 @@
 // nothing applied), ErrOutcomeUnknown (it may have been applied), and,
 // for requests that never left the client, ErrNotSent (the caller's
 // context ended first, the Batcher was closed, or the write failed before
-// any byte left; the context's error is wrapped too), ErrConnect and
+// any byte left; a context's error, when one ended it, is wrapped too),
+// ErrConnect and
 // ErrClosed. An error of none of them (the connection failed, the
 // context ended mid-request, the server answered something outside the
 // contract) leaves the outcome unknown; a *ServerError of no class

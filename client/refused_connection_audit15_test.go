@@ -76,6 +76,14 @@ func TestAudit15HelloChangesPingRefusedConnection(t *testing.T) {
 		{"HELLO", func(c *Client) error { _, err := c.Hello(ctx); return err }},
 		{"CHANGES", func(c *Client) error { _, err := c.Changes(ctx, 0, 1, 0); return err }},
 		{"PING", func(c *Client) error { return c.Ping(ctx) }},
+		{"PING pipeline", func(c *Client) error {
+			cn, err := c.Conn(ctx)
+			if err != nil {
+				return err
+			}
+			defer cn.Close()
+			return cn.PingPipeline(ctx, 3)
+		}},
 	} {
 		c, err := New(Config{Addr: addr, PoolSize: 1})
 		if err != nil {
