@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"allot/bench"
+	_ "allot/bench/search" // registers the search kind (TestAudit15OpFileNamedLikeAKindIsAReservationRun)
 	"allot/store"
 )
 
@@ -148,5 +149,15 @@ func TestAudit15OtherWorkloadsUnitsAreSaid(t *testing.T) {
 	ims := &bench.ResultsFile{Version: bench.ResultsVersion, Runs: []bench.Result{auditRun(t, "allot", []int64{1000, 2000})}}
 	if page := render(t, ims); strings.Contains(page, "other workloads") {
 		t.Error("a page of reservation runs only talks of other workloads")
+	}
+}
+
+// An op file may name its workload after a kind ("search"): a run that
+// replayed one is still the reservation workload (kinds take no op file),
+// and stays beside the published figures.
+func TestAudit15OpFileNamedLikeAKindIsAReservationRun(t *testing.T) {
+	r := bench.Result{Store: "redis", Workload: bench.WorkloadInfo{Name: "search", File: "drop.ops"}}
+	if !reservationRun(&r) {
+		t.Fatal("a run of an op file named search was taken for the search workload")
 	}
 }
