@@ -98,7 +98,8 @@ func PostgresSynchronousCommit(d Durability) string {
 // PostgresFsync returns fsync for d: on for fsync, off otherwise. With
 // synchronous_commit on and fsync off a commit's WAL is written to the OS
 // before the commit returns and never flushed: it survives a crash of the
-// server process, not a power cut, as write promises. fsync is the whole
+// server process, not a power cut (which, with fsync off, may corrupt the
+// whole cluster, not only lose commits), as write promises. fsync is the whole
 // server's (reloaded from the configuration file, no session can set it):
 // services writes it into the configuration, and the adapter sets it as
 // PostgresSuperuser when a server runs with another.

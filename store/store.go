@@ -262,8 +262,8 @@ func Registered() []Registration {
 
 // ErrDurabilityMismatch wraps the error of a store whose server runs in a
 // different durability mode than asked, and cannot change it at runtime
-// (Tarantool's wal_mode) or could not (PostgreSQL's fsync, without a
-// superuser). The bench may switch or restart a server it started in the
+// (Tarantool's wal_mode) or could not (PostgreSQL's fsync, on a server
+// not marked as one allot services runs, or without a superuser). The bench may switch or restart a server it started in the
 // right mode and open the store again.
 var ErrDurabilityMismatch = errors.New("store: server runs in another durability mode")
 

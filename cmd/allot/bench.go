@@ -718,7 +718,8 @@ func (j *benchJob) runStore(ctx context.Context, cfg bench.RunConfig, info bench
 
 // openStore opens a store; a server running in another durability mode
 // than asked, that the store cannot switch itself (Tarantool's wal_mode;
-// PostgreSQL's fsync on a server services does not run), is switched
+// PostgreSQL's fsync on a project server an older services started,
+// without the allot.managed mark, or where ALTER SYSTEM failed), is switched
 // through services (a reload, or a restart where the setting needs one)
 // and the store opened again, unless --addr named the server.
 func (j *benchJob) openStore(ctx context.Context, cfg bench.RunConfig) (store.Store, error) {

@@ -14,8 +14,10 @@
 // store.PostgresSynchronousCommit): fsync is fsync=on with
 // synchronous_commit=on; write is fsync=off with synchronous_commit=on (a
 // commit returns once its WAL is written to the OS, which never flushes it
-// on request: a crash of the server loses nothing acknowledged, a power
-// cut may); none is an UNLOGGED table with fsync=off and
+// on request: a crash of the server loses nothing acknowledged; a power
+// cut or a crash of the OS, during the run or before the OS wrote the
+// pages back, may lose commits and, in PostgreSQL's own words, corrupt
+// the whole cluster: the project's server holds only bench data); none is an UNLOGGED table with fsync=off and
 // synchronous_commit=off (crash recovery empties the table). write is not
 // synchronous_commit=off: that acknowledges commits whose WAL is still in
 // the server's shared buffers, and the kill audit lost them when it

@@ -79,7 +79,8 @@ func serverFsync(t *testing.T, ctx context.Context, c *pgx.Conn) string {
 	return got
 }
 
-// TestAudit15WriteSurvivesAProcessCrash: allot's write promises that an
+// TestAudit15WriteModeIsFsyncOffWithSynchronousCommit (the kill audit
+// shows the crash; this holds the settings): allot's write promises that an
 // acknowledged op survives a crash of the server process. PostgreSQL's
 // synchronous_commit=off does not keep it (a commit returns with its WAL
 // still in shared buffers; the kill audit lost 109 acknowledged ops in 5
@@ -89,7 +90,7 @@ func serverFsync(t *testing.T, ctx context.Context, c *pgx.Conn) string {
 // durability's: write off, fsync on, none off (its tables are unlogged,
 // its sessions synchronous_commit=off). Each store is opened over the
 // last, so the server is switched both ways.
-func TestAudit15WriteSurvivesAProcessCrash(t *testing.T) {
+func TestAudit15WriteModeIsFsyncOffWithSynchronousCommit(t *testing.T) {
 	servicestest.Require(t, services.Postgres)
 	keepServerFsync(t)
 	ctx := context.Background()

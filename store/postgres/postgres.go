@@ -291,8 +291,12 @@ func (s *Store) Describe(ctx context.Context) (string, error) {
 // run (the bench then asks services to switch the project's server).
 //
 // services owns the setting in the configuration file it writes, and
-// resets ALTER SYSTEM's fsync whenever it starts or switches the server,
-// so the two never leave one value hidden under another.
+// resets ALTER SYSTEM's fsync whenever it starts or switches the server
+// (an `up` that finds the server in the mode asked leaves it: the value
+// it runs with is then right, if from the other file). The setting is
+// the server's: two runs at once in different modes change it under each
+// other (as MariaDB's globals), and each run's description is read when
+// it starts.
 func setFsync(ctx context.Context, cc *pgx.ConnConfig, want string, d store.Durability) (string, error) {
 	c, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
