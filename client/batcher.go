@@ -380,7 +380,17 @@ func (b *Batcher) loop() {
 					err = fmt.Errorf("client: %s: %w (%w)", b.client.cfg.Addr, werr, ErrNotSent)
 				}
 				rd.dead.Store(true)
-				rd.cn.nc.Close()
+				// Only the write half: the reader may still be reading
+				// the replies to pipelines before this one, the server's
+				// refusal of the connection among them, which closing
+				// the socket would discard (their callers would be told
+				// "maybe applied" of requests the server never read).
+				// drop closes the rest once the reader is done.
+				if tc, ok := rd.cn.nc.(interface{ CloseWrite() error }); ok {
+					tc.CloseWrite()
+				} else {
+					rd.cn.nc.Close()
+				}
 			}
 		}
 		if err != nil {
