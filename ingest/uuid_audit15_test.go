@@ -50,3 +50,20 @@ func TestAudit15UUIDSKUFromTheBinlog(t *testing.T) {
 		t.Logf("ingester log:\n%s", in.logText())
 	}
 }
+
+// TestAudit15UUIDColumnAlteredToText: types are read at start, and an
+// ALTER TABLE is followed (the binary log carries the columns' names), so
+// a UUID column made a VARCHAR while the ingester runs kept the UUID
+// rendering: "abc" arrived as 61626300-0000-0000-0000-000000000000. The
+// table map's own type (a UUID is a fixed binary string there) decides.
+func TestAudit15UUIDColumnAlteredToText(t *testing.T) {
+	r, dsn := newRig15(t, "id VARCHAR(64) PRIMARY KEY, name VARCHAR(256), brand VARCHAR(256), ref UUID")
+	tbl := "`" + r.table + "`"
+	r.exec("INSERT INTO "+tbl+" VALUES ('A1', 'Eins', 'Acme', ?)", "00112233-4455-6677-8899-aabbccddeeff")
+	in := r.ingest12(dsn, "--server-id", fmt.Sprint(1_990_000+r.stamp/1000%9_000), "--attributes", "ref")
+	r.waitSnapshot(in, 30*time.Second)
+	r.waitRecord(in, "A1", "Eins|Acme|[{ref 00112233-4455-6677-8899-aabbccddeeff}]")
+	r.exec("ALTER TABLE " + tbl + " MODIFY ref VARCHAR(64)")
+	r.exec("UPDATE " + tbl + " SET ref = 'abc' WHERE id = 'A1'")
+	r.waitRecord(in, "A1", "Eins|Acme|[{ref abc}]")
+}

@@ -320,6 +320,11 @@ func (ct *columnTypes) fixedText(i int, b string) (s string, ok bool) {
 	if f == "" || len(b) > fixedTypes[f] {
 		return "", false
 	}
+	if i < len(ct.kinds) && ct.kinds[i] != mysql.MYSQL_TYPE_STRING {
+		// The table map's type says otherwise: the column was altered
+		// since the types were read at start (a UUID made a VARCHAR).
+		return "", false
+	}
 	var raw [16]byte
 	copy(raw[:], b)
 	switch f {
