@@ -216,3 +216,41 @@ func TestAudit15OtherServersFsyncIsLeftAlone(t *testing.T) {
 		t.Errorf("after the refusal the server runs with fsync=%s, want on (left alone)", got)
 	}
 }
+
+// TestAudit15CloseLeavesTheServersFsync: a write store switches the
+// server to fsync=off; closing it puts back what the server ran with, so
+// that a write run leaves no fsync=off behind it for whatever uses the
+// server next.
+func TestAudit15CloseLeavesTheServersFsync(t *testing.T) {
+	servicestest.Require(t, services.Postgres)
+	keepServerFsync(t)
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, store.Config{Durability: store.DurabilityFsync, Workers: 1}, postgres.Options{Schema: testSchema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	st, err = postgres.Open(ctx, store.Config{Durability: store.DurabilityWrite, Workers: 1}, postgres.Options{Schema: testSchema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := pgx.Connect(ctx, store.PostgresDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if got := serverFsync(t, ctx, c); got != "off" {
+		t.Fatalf("with a write store open the server runs with fsync=%s, want off", got)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c2, err := pgx.Connect(ctx, store.PostgresDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close(ctx)
+	if got := serverFsync(t, ctx, c2); got != "on" {
+		t.Errorf("after the write store closed the server runs with fsync=%s, want on (as it found it)", got)
+	}
+}

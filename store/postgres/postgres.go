@@ -69,6 +69,9 @@ type Store struct {
 	pool *pgxpool.Pool
 	// catalog is the search workload's table, once loaded (search.go).
 	catalog atomic.Pointer[catalogTable]
+	// fsyncBefore is the server's fsync before Open switched it for the
+	// durability ("" when it ran with it already): Close puts it back.
+	fsyncBefore string
 }
 
 // statements are this package's prepared statements, by name.
@@ -119,8 +122,12 @@ func Open(ctx context.Context, cfg store.Config, opt Options) (*Store, error) {
 	if err := ensureTable(ctx, pc.ConnConfig.Copy(), opt, cfg.Durability); err != nil {
 		return nil, err
 	}
-	if _, err := setFsync(ctx, pc.ConnConfig.Copy(), store.PostgresFsync(cfg.Durability), cfg.Durability); err != nil {
+	before, err := setFsync(ctx, pc.ConnConfig.Copy(), store.PostgresFsync(cfg.Durability), cfg.Durability)
+	if err != nil {
 		return nil, err
+	}
+	if before != store.PostgresFsync(cfg.Durability) {
+		s.fsyncBefore = before
 	}
 	if s.pool, err = pgxpool.NewWithConfig(ctx, pc); err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
@@ -373,6 +380,16 @@ func fsyncMismatch(cc *pgx.ConnConfig, got, want string, d store.Durability, err
 // pool.
 func (s *Store) Close() error {
 	err := s.dropCatalog()
+	if s.fsyncBefore != "" {
+		// The server's fsync as the store found it (rw's Close does the
+		// same): a write run leaves no fsync=off behind it. Said, not
+		// fatal: a server the kill audit took down cannot be reached.
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Timeout)
+		if _, ferr := setFsync(ctx, s.pool.Config().ConnConfig.Copy(), s.fsyncBefore, s.cfg.Durability); ferr != nil {
+			err = errors.Join(err, fmt.Errorf("postgres: putting back the server's fsync=%s: %w", s.fsyncBefore, ferr))
+		}
+		cancel()
+	}
 	s.pool.Close()
 	return err
 }
