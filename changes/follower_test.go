@@ -444,6 +444,24 @@ func TestReadersWhileTrimming(t *testing.T) {
 			}
 		}(r)
 	}
+	// A laggard: one read from the start once the workload is done and
+	// the journal trimmed far past it, which must be refused, however
+	// fast the readers above keep up (on a quick machine none of them may
+	// fall behind a trim).
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		<-done
+		_, err := feed.Read(context.Background(), 0, 10, 0)
+		var te *journal.TrimmedError
+		if !errors.As(err, &te) || te.Oldest <= 1 {
+			t.Errorf("a read from 0 after the journal was trimmed: %v; want a *journal.TrimmedError past 1", err)
+			return
+		}
+		mu.Lock()
+		trimmed++
+		mu.Unlock()
+	}()
 	workload(t, e, rand.New(rand.NewPCG(9, 9)), 4000)
 	waitNoHolds(t, e)
 	close(done)
