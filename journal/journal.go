@@ -195,6 +195,11 @@ const (
 	// synced: a power cut can keep the frames' pages and lose the
 	// header's.
 	BrokenSpareNotSynced
+	// BrokenNoHistorySync: recovery syncs only the segments it replayed,
+	// not the history kept before the newest snapshot for change-stream
+	// readers: frames a killed process left in the page cache there are
+	// lost to a power cut after the restart, a hole in the readers' way.
+	BrokenNoHistorySync
 )
 
 // Recovery describes what Open found.
@@ -653,6 +658,27 @@ func Open(opts Options) (*Journal, *inventory.State, Recovery, error) {
 	// a clean shutdown would be one more file to create, sync and trust);
 	// and copying the frames to a new segment, the same writes and a
 	// rename more.
+	// The history segments (kept for change-stream readers, not replayed)
+	// are synced as well: in an unsynced journal a full segment is synced
+	// in the background, and a process that died first left its frames in
+	// the page cache only; once a snapshot covers them a power cut after
+	// this restart would leave the readers a hole. Those among the last
+	// rewriteSegments segments are written again first, whole (they were
+	// not parsed, and their zeros write as cheaply as their frames).
+	if len(history) > 0 && opts.Broken != BrokenNoHistorySync {
+		kept := make([]keptSegment, len(history), len(history)+len(toSync))
+		for i, s := range history {
+			kept[i].name = path.Join(dir, s.name)
+		}
+		for i := max(0, len(kept)-(rewriteSegments-len(toSync))); i < len(kept) && len(toSync) < rewriteSegments; i++ {
+			buf, err := vfs.ReadFile(fs, kept[i].name)
+			if err != nil {
+				return nil, nil, rec, fmt.Errorf("journal: read %s: %w", kept[i].name, err)
+			}
+			kept[i].frames = buf
+		}
+		toSync = append(kept, toSync...)
+	}
 	if opts.Broken != BrokenNoRecoverySync {
 		for _, s := range toSync {
 			var err error
