@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"sync/atomic"
 )
@@ -160,15 +161,22 @@ type RWSession interface {
 }
 
 // RWSpaceID returns a name part (digits and _) that no other record space
-// of this machine's live processes has: the process id and a counter.
-// Adapters name their table, space, key prefix or queue with it, so that
-// two runs (or a run and a test) on one shared server never touch each
-// other's records; Close removes what it names.
+// of this machine's live processes has: the process id, a counter, and a
+// random number drawn once per process. Adapters name their table, space,
+// key prefix or queue with it, so that two runs (or a run and a test) on
+// one shared server never touch each other's records; Close removes what
+// it names. The random part is for processes in two PID namespaces (two
+// containers sharing a server), which may have one pid: by pid and counter
+// alone both got "1_1", and a SQL adapter's DROP TABLE IF EXISTS of its
+// name dropped the other run's live table.
 func RWSpaceID() string {
-	return fmt.Sprintf("%d_%d", os.Getpid(), rwSpaceCounter.Add(1))
+	return fmt.Sprintf("%d_%d_%d", os.Getpid(), rwSpaceCounter.Add(1), rwSpaceNonce)
 }
 
-var rwSpaceCounter atomic.Int64
+var (
+	rwSpaceCounter atomic.Int64
+	rwSpaceNonce   = rand.Uint32()
+)
 
 // ErrRWUnsupported is wrapped by an RWStore when asked for what its
 // datastore cannot do (a versioned modify on a queue, a soft lock where

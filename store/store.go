@@ -151,6 +151,9 @@ func (c *Config) Validate() error {
 	if c.Timeout == 0 {
 		c.Timeout = 30 * time.Second
 	}
+	if c.Timeout < 0 {
+		return fmt.Errorf("store: timeout must be positive, got %v", c.Timeout)
+	}
 	return nil
 }
 
