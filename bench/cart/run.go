@@ -205,12 +205,24 @@ func Run(ctx context.Context, mode Mode, w *Workload, opt Options, cfg bench.Kin
 			res.Description = s
 		}
 	}
+	var stopSweeper func() error
 	if p, ok := st.(store.CheckoutPreparer); ok {
 		stop, err := p.PrepareCheckout(ctx, opt.Sweep)
 		if err != nil {
 			return nil, fmt.Errorf("cart: preparing checkout: %w", err)
 		}
-		defer stop()
+		// Stopped after the check (which waits for the abandoned holds
+		// to expire), and its first failed pass counted as an error of
+		// the run; on an early return, stopped all the same.
+		stopped := false
+		stopSweeper = func() error {
+			if stopped {
+				return nil
+			}
+			stopped = true
+			return stop()
+		}
+		defer stopSweeper()
 		res.Extra["sweep_interval_ms"] = float64(opt.Sweep.SweepInterval) / 1e6
 		res.Extra["sweep_batch"] = opt.Sweep.SweepBatch
 	}
@@ -253,6 +265,11 @@ func Run(ctx context.Context, mode Mode, w *Workload, opt Options, cfg bench.Kin
 		return nil, err
 	}
 	c := r.check(ctx, st)
+	if stopSweeper != nil {
+		if err := stopSweeper(); err != nil {
+			r.failf("the store's expiry sweeper failed: %v", err)
+		}
+	}
 	r.fill(res, c)
 	return res, nil
 }
