@@ -14,6 +14,7 @@ import (
 
 	"allot/inventory"
 	"allot/store"
+	"allot/store/sqlrecords"
 )
 
 //go:embed sql/*.sql
@@ -38,6 +39,7 @@ func init() {
 		Open: func(ctx context.Context, cfg store.Config) (store.Store, error) {
 			return Open(ctx, cfg, Options{Engine: InnoDB})
 		},
+		Refuses: sqlrecords.PipelineRefusal,
 	})
 	store.Register(store.Registration{
 		Name:   "mysql-myisam",
@@ -58,6 +60,9 @@ func init() {
 func myISAMRefusal(u store.Use) string {
 	if u.Workload != "rw" && u.Workload != "kv" {
 		return ""
+	}
+	if r := sqlrecords.PipelineRefusal(u); r != "" {
+		return r
 	}
 	switch {
 	case u.RW.Transactional:

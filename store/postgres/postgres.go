@@ -17,6 +17,7 @@ import (
 
 	"allot/inventory"
 	"allot/store"
+	"allot/store/sqlrecords"
 )
 
 //go:embed sql/*.sql
@@ -40,6 +41,7 @@ func init() {
 		Open: func(ctx context.Context, cfg store.Config) (store.Store, error) {
 			return Open(ctx, cfg, Options{})
 		},
+		Refuses: sqlrecords.PipelineRefusal,
 	})
 }
 

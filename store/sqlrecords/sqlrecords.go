@@ -432,3 +432,32 @@ func (se *Session) PipelineRead(ctx context.Context, keys []string, values []int
 func (se *Session) Close() error { return se.c.Close() }
 
 var _ store.RWPipeliner = (*Session)(nil)
+
+// ParamsMax is the most placeholders one statement may carry on both
+// servers: PostgreSQL's extended protocol counts them in 16 bits, and so
+// does MariaDB's prepared statement protocol.
+const ParamsMax = 65535
+
+// paramsPerRecord is what insert binds for each record (k, v, ver).
+const paramsPerRecord = 3
+
+// PipelineRefusal is a Registration.Refuses for the stores whose kv
+// batches run through this package: a batch is one statement
+// (PipelineWrite's upsert, PipelineRead's IN list), so a --pipeline whose
+// statement would carry more than ParamsMax placeholders is refused
+// before the run, rather than failing every batch in it. Splitting a
+// batch into several statements would measure something else.
+func PipelineRefusal(u store.Use) string {
+	if u.Workload != "kv" {
+		return ""
+	}
+	per, what := paramsPerRecord, "written"
+	if u.ReadOnly {
+		per, what = 1, "read"
+	}
+	if u.Pipeline*per > ParamsMax {
+		return fmt.Sprintf("workload kv: --pipeline %d: a batch is one statement, and %d keys %s take %d placeholders, more than the %d a statement may carry (--pipeline %d at most)",
+			u.Pipeline, u.Pipeline, what, u.Pipeline*per, ParamsMax, ParamsMax/per)
+	}
+	return ""
+}
