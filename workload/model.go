@@ -105,7 +105,16 @@ func (m *Model) Apply(op *Op) error {
 		}
 	case inventory.KindRelease:
 		if _, ok := m.Release(op.Key, op.N); !ok {
-			return fmt.Errorf("release of %d to row %v failed: unknown row", op.N, op.Key)
+			// Release refuses for one of three reasons; name the one.
+			c, found := m.counts[op.Key]
+			switch {
+			case !found:
+				return fmt.Errorf("release of %d to row %v failed: unknown row", op.N, op.Key)
+			case op.N < 1:
+				return fmt.Errorf("release of %d to row %v failed: the quantity must be at least 1", op.N, op.Key)
+			default:
+				return fmt.Errorf("release of %d to row %v failed: its count %d would pass the largest, %d", op.N, op.Key, c, int64(inventory.CountMax))
+			}
 		}
 	default:
 		return fmt.Errorf("op of kind %v is neither a capture nor a release", op.Kind)

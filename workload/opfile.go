@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 
@@ -51,6 +52,9 @@ func (w *Workload) Write(out io.Writer) error {
 	line := make([]byte, 0, lineBytesMax)
 	for i := range w.Initial {
 		r := &w.Initial[i]
+		if d := checkRow(r); d != "" {
+			return fmt.Errorf("workload: row %d %v: %s", i+1, r.Key, d)
+		}
 		line = append(line[:0], "stock\t"...)
 		line = appendRowKey(line, r.Key)
 		line = append(line, '\t')
@@ -62,6 +66,9 @@ func (w *Workload) Write(out io.Writer) error {
 	}
 	for i := range w.Ops {
 		op := &w.Ops[i]
+		if d := checkOp(op); d != "" {
+			return fmt.Errorf("workload: op %d %v: %s", i+1, op.Key, d)
+		}
 		switch op.Kind {
 		case inventory.KindCapture:
 			line = append(line[:0], "capture\t"...)
@@ -82,6 +89,35 @@ func (w *Workload) Write(out io.Writer) error {
 		bw.Write(line)
 	}
 	return bw.Flush()
+}
+
+// checkRow and checkOp refuse, in Write, what Read would refuse or read
+// back otherwise (duplicate rows aside: Read, NewModel and bench.NewPlan
+// catch those); "" when the row or op is fine.
+func checkRow(r *inventory.Row) string {
+	if d := inventory.CheckRowKey(r.Key); d != "" {
+		return d
+	}
+	if d := inventory.CheckCount(r.Count); d != "" {
+		return d
+	}
+	return inventory.CheckPrice(r.Price)
+}
+
+func checkOp(op *Op) string {
+	if d := inventory.CheckQuantity(op.N); d != "" {
+		return d
+	}
+	switch op.Kind {
+	case inventory.KindCapture:
+		if op.Key.Warehouse != "" {
+			return "a capture names a group, not a warehouse"
+		}
+		return inventory.CheckGroupKey(op.Group())
+	case inventory.KindRelease:
+		return inventory.CheckRowKey(op.Key)
+	}
+	return "" // the kind is refused below, by name
 }
 
 func appendRowKey(b []byte, k inventory.RowKey) []byte {
@@ -173,6 +209,9 @@ func read(in io.Reader, size int64) (*Workload, error) {
 		line, err := r.line()
 		if err != nil {
 			return nil, err
+		}
+		if !bytes.HasPrefix(line, []byte("stock\t")) {
+			return nil, r.errorf("want a stock line (%d of %d rows read), got %.40q", len(w.Initial), p.Rows, line)
 		}
 		f, err := r.split(line, 7, "stock")
 		if err != nil {
@@ -324,20 +363,42 @@ func (r *reader) groupKey(f [][]byte) (k inventory.RowKey, err error) {
 // number parses a canonical decimal (no sign, no leading zero) in
 // [lo, hi].
 func (r *reader) number(b []byte, lo, hi int64, what string) (int64, error) {
-	if len(b) == 0 || len(b) > 19 || (len(b) > 1 && b[0] == '0') {
+	if !canonicalDecimal(b) {
 		return 0, r.errorf("%s %.40q is not a decimal number without sign or leading zeros", what, b)
+	}
+	if len(b) > 19 {
+		// A canonical number of 20 digits or more is past any int64.
+		return 0, r.errorf("%s %.40s is out of range %d..%d", what, b, lo, hi)
 	}
 	var n uint64
 	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, r.errorf("%s %.40q is not a decimal number without sign or leading zeros", what, b)
-		}
 		n = n*10 + uint64(c-'0')
 	}
 	if n < uint64(lo) || n > uint64(hi) {
 		return 0, r.errorf("%s %d is out of range %d..%d", what, n, lo, hi)
 	}
 	return int64(n), nil
+}
+
+// canonicalDecimal reports whether b is digits without a sign or a leading
+// zero, whatever its size.
+func canonicalDecimal(b []byte) bool {
+	if len(b) == 0 || (len(b) > 1 && b[0] == '0') {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// headerMax bounds the header's counts as Validate does; a count past its
+// bound is refused with the bound named before it is made an int.
+var headerMax = map[string]int64{
+	"rows": RowsMax, "skus": SKUsMax, "warehouses": WarehousesMax,
+	"conditions": int64(len(conditionNames)), "sources": int64(len(sourceNames)), "ops": OpsMax,
 }
 
 // header parses the first line into params.
@@ -368,18 +429,23 @@ func (r *reader) header(line []byte) (Params, error) {
 				return Params{}, r.errorf("name %.40q %s", value, d)
 			}
 		case "seed":
-			if len(value) == 0 || len(value) > 20 || (len(value) > 1 && value[0] == '0') {
+			if !canonicalDecimal(value) {
 				return Params{}, r.errorf("seed %.40q is not a decimal number without sign or leading zeros", value)
 			}
 			s, err := strconv.ParseUint(string(value), 10, 64)
 			if err != nil {
-				return Params{}, r.errorf("seed %.40q is not a decimal number without sign or leading zeros", value)
+				return Params{}, r.errorf("seed %.40s is out of range 0..%d", value, uint64(math.MaxUint64))
 			}
 			p.Seed = s
 		default:
-			n, err := r.number(value, 0, 1<<40, key)
+			n, err := r.number(value, 0, math.MaxInt64, key)
 			if err != nil {
 				return Params{}, err
+			}
+			if n > headerMax[key] {
+				// Validate's words, which it cannot say of a count
+				// past an int.
+				return Params{}, r.errorf("%s must be from 1 to %d, got %d", key, headerMax[key], n)
 			}
 			*ints[i-1] = int(n)
 		}

@@ -2,12 +2,14 @@ package workload
 
 import (
 	"bytes"
+	"errors"
 	"slices"
 	"testing"
 )
 
-// FuzzReadOps: Read never panics, and whatever it accepts writes back byte
-// for byte and reads back equal.
+// FuzzReadOps: Read never panics, refuses only with an ErrFormat, and
+// whatever it accepts Verify can decide and writes back byte for byte and
+// reads back equal.
 func FuzzReadOps(f *testing.F) {
 	f.Add([]byte(smallFile))
 	f.Add([]byte("allot-ops\tv1\n"))
@@ -31,8 +33,14 @@ func FuzzReadOps(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w, err := Read(bytes.NewReader(data))
 		if err != nil {
+			// A bytes.Reader cannot fail: every error is the file's.
+			if !errors.Is(err, ErrFormat) {
+				t.Fatalf("Read: %v, not an ErrFormat", err)
+			}
 			return
 		}
+		// Verify decides whatever Read accepts, without panicking.
+		Verify(w)
 		var out bytes.Buffer
 		if err := w.Write(&out); err != nil {
 			t.Fatalf("Write of what Read accepted: %v", err)

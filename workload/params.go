@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"allot/inventory"
 )
 
 // Limits on Params. They bound what a workload can ask for, not what this
@@ -124,7 +126,9 @@ func (p *Params) Validate() error {
 	return nil
 }
 
-// checkName keeps a name printable in a tab-separated header.
+// checkName keeps a name printable in a tab-separated header and in the
+// results: an identifier (UTF-8, no control character, C1 included) without
+// spaces or '='.
 func checkName(s string) string {
 	if s == "" || len(s) > 64 {
 		return "must be 1 to 64 bytes"
@@ -132,5 +136,5 @@ func checkName(s string) string {
 	if slices.ContainsFunc([]byte(s), func(c byte) bool { return c <= ' ' || c == '=' || c == 0x7f }) {
 		return "must not contain spaces, '=' or control characters"
 	}
-	return ""
+	return inventory.CheckID(s)
 }
