@@ -87,9 +87,16 @@ func (s *Store) Engine() *engine.Engine { return s.eng }
 // Load replaces the state with rows: existing rows are set to count 0 when
 // absent from rows (the engine never deletes a row), then every row is
 // stocked, with many requests in flight at once so that they share frames.
+// A data directory with live holds (an earlier run's) is refused.
 func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
 	if err := store.CheckRows(rows); err != nil {
 		return fmt.Errorf("embedded: load: %w", err)
+	}
+	// The engine deletes no hold, and a live one gives its units back
+	// when it ends: over a data directory an earlier run left holds in,
+	// the loaded rows would grow from nowhere mid-run.
+	if n := s.eng.Stats().State.HoldsActive; n > 0 {
+		return fmt.Errorf("embedded: load: %s holds %d live hold(s) of an earlier run, whose units would come back to the loaded rows when they end: use a fresh data directory", s.cfg.Dir, n)
 	}
 	old, err := s.eng.Rows()
 	if err != nil {

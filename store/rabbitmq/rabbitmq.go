@@ -26,10 +26,11 @@ const (
 	// readWait is how long Read waits for a message before it reports
 	// that none came (found=false).
 	readWait = 500 * time.Millisecond
-	// drainWait is how long Records waits for a next message once the
-	// queue reported none left.
-	drainWait = 200 * time.Millisecond
 )
+
+// drainWait is how long Records waits for a next message before it asks
+// the broker whether the queue is empty. A variable for tests.
+var drainWait = 200 * time.Millisecond
 
 func init() {
 	store.Register(store.Registration{
@@ -92,16 +93,48 @@ func amqpURL(addr string) string {
 }
 
 func (s *Store) dial() (*amqp.Connection, error) {
+	// A URL that does not parse is bad input, not a server down (a
+	// url.Error passes for a net.Error), and its text quotes the URL.
+	if _, err := amqp.ParseURI(s.url); err != nil {
+		var ue *neturl.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("rabbitmq: address %s: %v", redacted(s.url), err)
+	}
 	conn, err := amqp.DialConfig(s.url, amqp.Config{Dial: amqp.DefaultDial(s.cfg.Timeout)})
 	if err != nil {
 		var ne net.Error
 		var oe *net.OpError
 		if errors.As(err, &oe) || errors.As(err, &ne) {
-			return nil, fmt.Errorf("%w: rabbitmq at %s: %v", store.ErrServerDown, s.url, err)
+			return nil, fmt.Errorf("%w: rabbitmq at %s: %v", store.ErrServerDown, redacted(s.url), err)
 		}
-		return nil, fmt.Errorf("rabbitmq: connecting to %s: %w", s.url, err)
+		return nil, fmt.Errorf("rabbitmq: connecting to %s: %w", redacted(s.url), err)
 	}
 	return conn, nil
+}
+
+// redacted is url with its password, if any, replaced by "xxxxx": errors
+// end up in the results file and the report.
+func redacted(url string) string {
+	scheme := strings.Index(url, "://")
+	if scheme < 0 {
+		return url
+	}
+	head, rest := url[:scheme+3], url[scheme+3:]
+	authority := rest
+	if i := strings.Index(rest, "/"); i >= 0 {
+		authority = rest[:i]
+	}
+	at := strings.LastIndex(authority, "@")
+	if at < 0 {
+		return url
+	}
+	user := authority[:at]
+	if i := strings.Index(user, ":"); i >= 0 {
+		user = user[:i] + ":xxxxx"
+	}
+	return head + user + rest[at:]
 }
 
 var errNoInventory = errors.New("rabbitmq: a queue holds messages, not inventory rows: run it with --workload rw")

@@ -19,8 +19,8 @@ var _ store.RWStore = (*Store)(nil)
 const QueuePrefix = "allot.rw."
 
 // queueExpiry: a queue unused that long (its process died before Close)
-// is deleted by the broker.
-const queueExpiry = 10 * time.Minute
+// is deleted by the broker. A variable for tests.
+var queueExpiry = 10 * time.Minute
 
 // queueCounter tells apart the queues of one process.
 var queueCounter atomic.Int64
@@ -44,6 +44,75 @@ func (m publishMode) String() string {
 	return "publisher confirms (each message confirmed)"
 }
 
+// returnsBuffer is how many returned messages a publish channel holds
+// before the connection's reader waits for the watcher to take them.
+const returnsBuffer = 64
+
+// returned counts the messages the broker hands back unroutable
+// (basic.return) on a channel that publishes with mandatory set: messages
+// that reached no queue (the queue is gone). The broker confirms such a
+// message (and commits it in a transaction) all the same, so a publish
+// that waits for its confirm or commit is not done until it has asked
+// take. The connection's reader hands a message's basic.return over
+// before its confirm or its transaction's commit-ok, so take, asked after
+// those, counts every return they cover.
+type returned struct {
+	in   chan amqp.Return
+	ask  chan chan int
+	done chan struct{}
+	left int // counted when in closed, read after done
+}
+
+// watchReturns starts counting the returns of ch, until ch closes.
+func watchReturns(ch *amqp.Channel) *returned {
+	r := &returned{in: ch.NotifyReturn(make(chan amqp.Return, returnsBuffer)), ask: make(chan chan int), done: make(chan struct{})}
+	go r.loop()
+	return r
+}
+
+func (r *returned) loop() {
+	defer close(r.done)
+	n := 0
+	for {
+		select {
+		case _, ok := <-r.in:
+			if !ok {
+				r.left = n
+				return
+			}
+			n++
+		case reply := <-r.ask:
+			for more := true; more; {
+				select {
+				case _, ok := <-r.in:
+					if !ok {
+						reply <- n
+						return
+					}
+					n++
+				default:
+					more = false
+				}
+			}
+			reply <- n
+			n = 0
+		}
+	}
+}
+
+// take returns how many messages came back since the last take.
+func (r *returned) take() int {
+	reply := make(chan int, 1)
+	select {
+	case r.ask <- reply:
+		return <-reply
+	case <-r.done:
+		n := r.left
+		r.left = 0
+		return n
+	}
+}
+
 // space is one queue of its own, declared as the options say.
 type space struct {
 	s            *Store
@@ -51,6 +120,10 @@ type space struct {
 	mode         publishMode
 	deliveryMode uint8
 	queue        string
+	// lease keeps the queue's x-expires from running out while the space
+	// is open (leaseLoop); Close stops it.
+	leaseStop chan struct{}
+	leaseDone chan struct{}
 }
 
 // RWOpen declares a queue of its own (QueuePrefix, the process id and a
@@ -58,6 +131,9 @@ type space struct {
 // messages. Close deletes it; a queue left by a process that died expires
 // after queueExpiry unused.
 func (s *Store) RWOpen(ctx context.Context, opts store.RWOptions) (store.RWSpace, error) {
+	if opts.Versioned {
+		return nil, fmt.Errorf("%w: a queue has no record to compare-and-set (--versioned)", store.ErrRWUnsupported)
+	}
 	sp := &space{s: s, opts: opts, mode: publishConfirm, deliveryMode: amqp.Transient,
 		queue: fmt.Sprintf("%s%d.%d", QueuePrefix, os.Getpid(), queueCounter.Add(1))}
 	switch {
@@ -78,7 +154,37 @@ func (s *Store) RWOpen(ctx context.Context, opts store.RWOptions) (store.RWSpace
 	if _, err := ch.QueueDeclare(sp.queue, opts.Durable, false, false, false, args); err != nil {
 		return nil, fmt.Errorf("rabbitmq: declaring queue %s: %w", sp.queue, err)
 	}
+	lease, err := s.conn.Channel()
+	if err != nil {
+		sp.deleteQueue()
+		return nil, fmt.Errorf("rabbitmq: %w", err)
+	}
+	sp.leaseStop, sp.leaseDone = make(chan struct{}), make(chan struct{})
+	go sp.leaseLoop(lease)
 	return sp, nil
+}
+
+// leaseLoop renews the queue's x-expires lease until Close: the broker
+// deletes a queue that has had no consumer for queueExpiry however many
+// messages are published to it, so a WRITE run (publishers only) longer
+// than that would lose its queue, and the confirmed messages in it,
+// mid-run. A passive declare is a use that restarts the expiry; when this
+// process dies the renewals stop and the queue expires.
+func (sp *space) leaseLoop(ch *amqp.Channel) {
+	defer close(sp.leaseDone)
+	defer ch.Close()
+	t := time.NewTicker(queueExpiry / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-sp.leaseStop:
+			return
+		case <-t.C:
+			if _, err := ch.QueueDeclarePassive(sp.queue, sp.opts.Durable, false, false, false, nil); err != nil {
+				return // the queue or the connection is gone: nothing to keep
+			}
+		}
+	}
 }
 
 func (sp *space) Info() store.RWInfo {
@@ -100,6 +206,7 @@ func (sp *space) Load(ctx context.Context, recs []store.RWRecord) error {
 	if err := ch.Confirm(false); err != nil {
 		return fmt.Errorf("rabbitmq: confirm mode: %w", err)
 	}
+	ret := watchReturns(ch)
 	const window = 1024
 	pending := make([]*amqp.DeferredConfirmation, 0, window)
 	wait := func() error {
@@ -111,6 +218,9 @@ func (sp *space) Load(ctx context.Context, recs []store.RWRecord) error {
 			if !ok {
 				return fmt.Errorf("rabbitmq: load: the broker refused (nack) message %d", c.DeliveryTag)
 			}
+		}
+		if n := ret.take(); n > 0 {
+			return fmt.Errorf("rabbitmq: load: the broker returned %d messages that reached no queue (is %s gone?)", n, sp.queue)
 		}
 		pending = pending[:0]
 		return nil
@@ -134,6 +244,9 @@ func (sp *space) message(r store.RWRecord) amqp.Publishing {
 }
 
 // Records drains the queue: every message left, consumed with auto-ack.
+// When the broker says no message is ready, the consumer is cancelled and
+// what the broker had already delivered to it (and so removed from the
+// queue) is taken to the end before the queue is asked again.
 func (sp *space) Records(ctx context.Context) ([]store.RWRecord, error) {
 	ch, err := sp.s.conn.Channel()
 	if err != nil {
@@ -143,28 +256,51 @@ func (sp *space) Records(ctx context.Context) ([]store.RWRecord, error) {
 	if err := ch.Qos(1000, 0, false); err != nil {
 		return nil, fmt.Errorf("rabbitmq: %w", err)
 	}
-	deliveries, err := ch.ConsumeWithContext(ctx, sp.queue, "allot-drain", true, false, false, false, nil)
-	if err != nil {
-		return nil, fmt.Errorf("rabbitmq: draining %s: %w", sp.queue, err)
-	}
 	var out []store.RWRecord
+	take := func(d *amqp.Delivery) error {
+		r, err := record(d)
+		if err != nil {
+			return err
+		}
+		out = append(out, r)
+		return nil
+	}
 	for {
-		select {
-		case d, ok := <-deliveries:
-			if !ok {
-				return nil, errors.New("rabbitmq: the drain consumer was closed")
+		deliveries, err := ch.ConsumeWithContext(ctx, sp.queue, "allot-drain", true, false, false, false, nil)
+		if err != nil {
+			return nil, fmt.Errorf("rabbitmq: draining %s: %w", sp.queue, err)
+		}
+		for quiet := false; !quiet; {
+			select {
+			case d, ok := <-deliveries:
+				if !ok {
+					return nil, errors.New("rabbitmq: the drain consumer was closed")
+				}
+				if err := take(&d); err != nil {
+					return nil, err
+				}
+				continue
+			case <-time.After(drainWait):
+			case <-ctx.Done():
+				return nil, ctx.Err()
 			}
-			r, err := record(&d)
+			q, err := ch.QueueDeclarePassive(sp.queue, sp.opts.Durable, false, false, false, amqp.Table{"x-expires": int32(queueExpiry / time.Millisecond)})
 			if err != nil {
+				return nil, fmt.Errorf("rabbitmq: inspecting %s: %w", sp.queue, err)
+			}
+			quiet = q.Messages == 0
+		}
+		// Deliveries the broker sent before its cancel-ok come first;
+		// then the channel closes.
+		if err := ch.Cancel("allot-drain", false); err != nil {
+			return nil, fmt.Errorf("rabbitmq: draining %s: %w", sp.queue, err)
+		}
+		for d := range deliveries {
+			if err := take(&d); err != nil {
 				return nil, err
 			}
-			out = append(out, r)
-			continue
-		case <-time.After(drainWait):
-		case <-ctx.Done():
-			return nil, ctx.Err()
 		}
-		q, err := ch.QueueDeclarePassive(sp.queue, sp.opts.Durable, false, false, false, amqp.Table{"x-expires": int32(queueExpiry / time.Millisecond)})
+		q, err := ch.QueueDeclarePassive(sp.queue, sp.opts.Durable, false, false, false, nil)
 		if err != nil {
 			return nil, fmt.Errorf("rabbitmq: inspecting %s: %w", sp.queue, err)
 		}
@@ -174,8 +310,17 @@ func (sp *space) Records(ctx context.Context) ([]store.RWRecord, error) {
 	}
 }
 
-// Close deletes the queue.
+// Close stops renewing the queue's lease and deletes the queue.
 func (sp *space) Close() error {
+	if sp.leaseStop != nil {
+		close(sp.leaseStop)
+		<-sp.leaseDone
+		sp.leaseStop = nil
+	}
+	return sp.deleteQueue()
+}
+
+func (sp *space) deleteQueue() error {
 	ch, err := sp.s.conn.Channel()
 	if err != nil {
 		return fmt.Errorf("rabbitmq: %w", err)
@@ -197,6 +342,7 @@ type session struct {
 	sub        *amqp.Channel
 	deliveries <-chan amqp.Delivery
 	confirms   []*amqp.DeferredConfirmation
+	returned   *returned // on pub, in modes that wait for the broker
 }
 
 func (sp *space) Session(ctx context.Context) (store.RWSession, error) {
@@ -218,6 +364,9 @@ func (sp *space) Session(ctx context.Context) (store.RWSession, error) {
 	if err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("rabbitmq: setting up the publish channel: %w", err)
+	}
+	if sp.mode != publishForget {
+		se.returned = watchReturns(se.pub)
 	}
 	return se, nil
 }
@@ -252,6 +401,11 @@ func (se *session) Write(ctx context.Context, recs []store.RWRecord) error {
 			if !ok {
 				return fmt.Errorf("rabbitmq: the broker refused (nack) message %d", c.DeliveryTag)
 			}
+		}
+	}
+	if se.returned != nil {
+		if n := se.returned.take(); n > 0 {
+			return fmt.Errorf("rabbitmq: the broker returned %d messages that reached no queue (is %s gone?)", n, se.sp.queue)
 		}
 	}
 	return nil
