@@ -23,6 +23,7 @@ import (
 	"allot/benchsvc"
 	"allot/internal/sysinfo"
 	"allot/store"
+	"allot/workload"
 )
 
 const benchServeAbout = `Serves the bench over HTTP: POST /v1/runs with the bench's flags as JSON
@@ -253,27 +254,15 @@ func queueStore(name string) bool {
 	return err == nil && reg.Server == store.ServerRabbitMQ
 }
 
-// opsMax returns the most reservation ops one store run of the job
-// generates (0 for a workload read from a file or of another kind).
-func (j *benchJob) opsMax() int {
-	if j.f.kind != nil {
-		return 0
-	}
-	saved := j.params
-	defer func() { j.params = saved }()
-	most := 0
-	for _, p := range j.allParams {
-		j.params = p
-		for i := range j.points() {
-			most = max(most, j.pointParams(i).Ops)
-		}
-	}
-	return most
-}
-
-// rowsMax is the most rows of a reservation workload's store runs (0 for
+// opsMax and rowsMax return the most reservation ops, and rows, one store
+// run of the job generates (0 for a workload read from a file or of
 // another kind).
-func (j *benchJob) rowsMax() int {
+func (j *benchJob) opsMax() int  { return j.paramsMax(func(p workload.Params) int { return p.Ops }) }
+func (j *benchJob) rowsMax() int { return j.paramsMax(func(p workload.Params) int { return p.Rows }) }
+
+// paramsMax returns the most of field over the reservation workloads of
+// every store run of the job.
+func (j *benchJob) paramsMax(field func(workload.Params) int) int {
 	if j.f.kind != nil {
 		return 0
 	}
@@ -283,7 +272,7 @@ func (j *benchJob) rowsMax() int {
 	for _, p := range j.allParams {
 		j.params = p
 		for i := range j.points() {
-			most = max(most, j.pointParams(i).Rows)
+			most = max(most, field(j.pointParams(i)))
 		}
 	}
 	return most

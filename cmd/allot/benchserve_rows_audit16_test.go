@@ -13,9 +13,9 @@ import (
 func TestServedRowsBound(t *testing.T) {
 	_, srv := newTestBenchService(t)
 	for body, refuse := range map[string]bool{
-		`{"stores":["memory"],"rows":16777216,"skus":621379,"ops":1}`: true,
-		`{"stores":["memory"],"rows":2097153,"skus":200000,"ops":1}`:  true,
-		`{"stores":["memory"],"sweep":"rows=1000,4000000","skus":200000,"ops":1}`:   true,
+		`{"stores":["memory"],"rows":16777216,"skus":621379,"ops":1}`:             true,
+		`{"stores":["memory"],"rows":2097153,"skus":200000,"ops":1}`:              true,
+		`{"stores":["memory"],"sweep":"rows=1000,4000000","skus":200000,"ops":1}`: true,
 	} {
 		code, m := postJSON(t, srv.URL+"/v1/runs", body)
 		detail, _ := m["detail"].(string)
