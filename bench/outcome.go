@@ -52,7 +52,7 @@ func classify(i int, op *workload.Op, res *inventory.Result, err error, attempts
 		return verdictApplied, OpApplied, ""
 	case res.Code == inventory.CodeInsufficient && op.Kind == inventory.KindCapture && attempts < retryMax:
 		return verdictRetry, OpNotRun, ""
-	case res.Code == inventory.CodeInsufficient:
+	case res.Code == inventory.CodeInsufficient && op.Kind == inventory.KindCapture:
 		return verdictFailed, OpRefused, fmt.Sprintf("op %d: capture of %d from %v: still insufficient (%d available) after %d retries", i+1, op.N, op.Group(), res.Available, attempts)
 	}
 	return verdictFailed, OpRefused, fmt.Sprintf("op %d: %v of %d to %v: %v %s", i+1, op.Kind, op.N, op.Key, res.Code, res.Detail)

@@ -292,20 +292,23 @@ func (r *runner) run(ctx context.Context) error {
 			}
 		})
 	}
+	// The run ends when the last worker does, timed here: the loop below
+	// may be held up (a slow Progress callback) before it sees finished.
 	finished := make(chan struct{})
-	go func() { wg.Wait(); close(finished) }()
+	var end time.Time
+	go func() { wg.Wait(); end = time.Now(); close(finished) }()
 
 	r.start = time.Now()
 	close(ready)
 	// The closed loop stops at the deadline. The open loop stops issuing
 	// at the first op scheduled past it (see runOpen) instead: ops due
 	// before it but held up by a stalled store must still be sent and
-	// timed, or the stall would vanish from the results.
-	var deadline <-chan time.Time
+	// timed, or the stall would vanish from the results. The deadline
+	// stops the workers from its own timer, not from the loop below,
+	// which a slow Progress callback may hold up.
 	if r.cfg.Duration > 0 && !r.cfg.OpenLoop() {
-		t := time.NewTimer(r.cfg.Duration)
+		t := time.AfterFunc(r.cfg.Duration, func() { r.stop.Store(true) })
 		defer t.Stop()
-		deadline = t.C
 	}
 	second := r.secondTicks
 	if second == nil {
@@ -313,23 +316,27 @@ func (r *runner) run(ctx context.Context) error {
 		defer t.Stop()
 		second = t.C
 	}
-	var progress <-chan time.Time
+	// Progress is reported from a goroutine of its own: a slow callback
+	// must not hold up the per-second samples.
+	stopProgress := make(chan struct{})
+	progressDone := make(chan struct{})
 	if r.cfg.Progress != nil {
-		t := time.NewTicker(250 * time.Millisecond)
-		defer t.Stop()
-		progress = t.C
+		go r.reportProgress(stopProgress, progressDone)
+	} else {
+		close(progressDone)
 	}
 	cancelled := ctx.Done()
-	var lastTotal, lastProgressTotal int64
-	lastProgress := r.start
+	var lastTotal int64
 	for {
 		select {
 		case <-finished:
-			r.elapsed = time.Since(r.start)
+			r.elapsed = end.Sub(r.start)
 			total := r.done()
 			if total > lastTotal || r.seconds == 0 {
 				r.throughput.Add(r.seconds, total-lastTotal)
 			}
+			close(stopProgress)
+			<-progressDone
 			if r.cfg.Progress != nil {
 				r.report(total, 0, true)
 			}
@@ -340,17 +347,31 @@ func (r *runner) run(ctx context.Context) error {
 		case <-cancelled:
 			r.stop.Store(true)
 			cancelled = nil // closed for good: stop selecting it
-		case <-deadline:
-			r.stop.Store(true)
 		case <-second:
 			total := r.done()
 			r.throughput.Add(r.seconds, total-lastTotal)
 			r.seconds++
 			lastTotal = total
-		case now := <-progress:
+		}
+	}
+}
+
+// reportProgress calls Progress about four times a second until stop is
+// closed, then closes done.
+func (r *runner) reportProgress(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	var lastTotal int64
+	last := r.start
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-t.C:
 			total := r.done()
-			rate := float64(total-lastProgressTotal) / now.Sub(lastProgress).Seconds()
-			lastProgressTotal, lastProgress = total, now
+			rate := float64(total-lastTotal) / now.Sub(last).Seconds()
+			lastTotal, last = total, now
 			r.report(total, rate, false)
 		}
 	}
