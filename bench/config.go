@@ -67,6 +67,12 @@ type RunConfig struct {
 	// Progress, when set, is called about four times a second from a
 	// separate goroutine while ops run, and once at the end.
 	Progress func(Progress)
+	// Timed, when set, is called just before the timed part starts (begin
+	// true) and just after its last op ended (false), on the run's own
+	// goroutine: what a probe of the server reads there describes the
+	// timed ops alone, not the load before them nor the check's
+	// read-back after. Its time is in no figure of the run.
+	Timed func(begin bool)
 
 	// Labels for the Result.
 	Store      string

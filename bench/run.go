@@ -298,6 +298,9 @@ func (r *runner) run(ctx context.Context) error {
 	var end time.Time
 	go func() { wg.Wait(); end = time.Now(); close(finished) }()
 
+	if r.cfg.Timed != nil {
+		r.cfg.Timed(true)
+	}
 	r.start = time.Now()
 	close(ready)
 	// The closed loop stops at the deadline. The open loop stops issuing
@@ -330,6 +333,9 @@ func (r *runner) run(ctx context.Context) error {
 	for {
 		select {
 		case <-finished:
+			if r.cfg.Timed != nil {
+				r.cfg.Timed(false)
+			}
 			r.elapsed = end.Sub(r.start)
 			total := r.done()
 			if total > lastTotal || r.seconds == 0 {

@@ -699,6 +699,7 @@ func (j *benchJob) runStore(ctx context.Context, cfg bench.RunConfig, info bench
 		cfg.Progress = newProgressLine(j.stderr, cfg)
 	}
 	probe := j.startProbe(ctx, st, cfg)
+	cfg.Timed = probe.timed
 	res, err := run(st, cfg)
 	if err != nil {
 		if ctx.Err() != nil {

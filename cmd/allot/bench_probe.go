@@ -15,16 +15,21 @@ import (
 // (store.StageReporter).
 type runProbe struct {
 	j      *benchJob
+	ctx    context.Context
 	st     store.Store
 	cfg    bench.RunConfig
 	bound  *bench.Bound
 	before bench.Stages
+	// after is the stage times read as the timed part ended (timed), nil
+	// when the run called no hook (a workload kind whose runner has none:
+	// its breakdown spans the whole run, loading and checking included).
+	after bench.Stages
 }
 
 // startProbe runs before the store's run. A probe that fails is reported
 // on stderr and left out: it must not fail the run it describes.
 func (j *benchJob) startProbe(ctx context.Context, st store.Store, cfg bench.RunConfig) *runProbe {
-	p := &runProbe{j: j, st: st, cfg: cfg}
+	p := &runProbe{j: j, ctx: ctx, st: st, cfg: cfg}
 	// Only an ack that waits for an fdatasync has the bound: not a
 	// read-only run, nor the memory store (bench.BoundApplies).
 	if reg, err := store.Lookup(cfg.Store); err == nil && bench.BoundApplies(reg, j.use(cfg.Store, cfg.Durability)) {
@@ -46,16 +51,40 @@ func (j *benchJob) startProbe(ctx context.Context, st store.Store, cfg bench.Run
 		p.bound = b
 	}
 	if j.f.breakdown {
-		if sr, ok := st.(store.StageReporter); ok {
-			s, err := sr.Stages(ctx)
-			if err != nil {
-				fmt.Fprintf(j.stderr, "allot bench: %s: reading the stage times: %v\n", cfg.Store, err)
-			} else {
-				p.before = bench.StagesOf(s)
-			}
-		}
+		p.before = p.stages()
 	}
 	return p
+}
+
+// stages reads the store's stage times, nil when it has none or the read
+// failed (said on stderr).
+func (p *runProbe) stages() bench.Stages {
+	sr, ok := p.st.(store.StageReporter)
+	if !ok {
+		return nil
+	}
+	s, err := sr.Stages(p.ctx)
+	if err != nil {
+		fmt.Fprintf(p.j.stderr, "allot bench: %s: reading the stage times: %v\n", p.cfg.Store, err)
+		return nil
+	}
+	return bench.StagesOf(s)
+}
+
+// timed is the run's bench.RunConfig.Timed: with --breakdown it reads the
+// stage times again as the timed part begins and as it ends, so that the
+// breakdown leaves out the load and the check.
+func (p *runProbe) timed(begin bool) {
+	if p.before == nil {
+		return
+	}
+	if begin {
+		if s := p.stages(); s != nil {
+			p.before = s
+		}
+		return
+	}
+	p.after = p.stages()
 }
 
 // finish records what the probe measured in res.
@@ -64,10 +93,12 @@ func (p *runProbe) finish(ctx context.Context, res *bench.Result) {
 	if p.before == nil {
 		return
 	}
-	s, err := p.st.(store.StageReporter).Stages(ctx)
-	if err != nil {
-		fmt.Fprintf(p.j.stderr, "allot bench: %s: reading the stage times: %v\n", p.cfg.Store, err)
-		return
+	after := p.after
+	if after == nil {
+		p.ctx = ctx
+		if after = p.stages(); after == nil {
+			return
+		}
 	}
-	res.Breakdown = bench.NewBreakdown(p.before, bench.StagesOf(s))
+	res.Breakdown = bench.NewBreakdown(p.before, after)
 }
