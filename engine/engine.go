@@ -499,7 +499,23 @@ func (e *Engine) unlockKick(kick bool) {
 	}
 	e.mu.Unlock()
 	if kick {
-		e.kick <- struct{}{}
+		e.sendKick()
+	}
+}
+
+// sendKick wakes the flusher. It never waits: a kick already in the
+// channel wakes the flusher as well, and it then takes what the caller
+// queued. The channel holds one kick, and one can be left in it while
+// kicked says none is (a kicker that set kicked and sent only after a
+// flush had reset it and taken its request). A bare send then waited for
+// the flusher to come round, a whole fdatasync, and after Close for ever
+// once the flusher chose stop over that kick and returned: the Submit of a
+// request already applied and answered never returned, and a ticker
+// blocked so hung Close (TestKickDoesNotOutliveTheFlusher).
+func (e *Engine) sendKick() {
+	select {
+	case e.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -807,7 +823,7 @@ func (e *Engine) Tick() (backlog bool, err error) {
 	}
 	e.mu.Unlock()
 	if kick {
-		e.kick <- struct{}{}
+		e.sendKick()
 	}
 	return backlog, nil
 }
