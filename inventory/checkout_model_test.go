@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -48,7 +49,7 @@ func (m *checkoutModel) groupRows(g GroupKey) []RowKey {
 func (m *checkoutModel) total(g GroupKey) int64 {
 	var t int64
 	for _, k := range m.groupRows(g) {
-		t += m.rows[k][0]
+		t = min(t, math.MaxInt64-m.rows[k][0]) + m.rows[k][0] // saturated
 	}
 	return t
 }
@@ -94,7 +95,7 @@ func (m *checkoutModel) take(lines []Demand) ([]Allocation, Result, bool) {
 func (m *checkoutModel) give(alloc []Allocation) {
 	for _, a := range alloc {
 		r := m.rows[a.Row]
-		r[0] += a.Count
+		r[0] = min(r[0], CountMax-a.Count) + a.Count // capped at CountMax
 		m.rows[a.Row] = r
 	}
 }
@@ -145,6 +146,9 @@ func (m *checkoutModel) apply(op Op) Result {
 		r, ok := m.rows[op.Key]
 		if !ok {
 			return Result{Code: CodeNotFound}
+		}
+		if r[0] > CountMax-op.N {
+			return Result{Code: CodeOverflow}
 		}
 		r[0] += op.N
 		m.rows[op.Key] = r

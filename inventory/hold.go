@@ -417,12 +417,21 @@ func (s *State) HoldDue(id string) bool {
 	return h != nil && h.state == HoldHeld && h.expiresAt <= s.now
 }
 
+// before orders the expiry heap: by deadline, then by hold id, so that
+// holds due at the same time come due in one order whatever the heap's
+// history (a state restored from a snapshot pushes them in id order; the
+// live one pushed them as they came), and the writer's journaled expiries
+// do not depend on a restart.
+func (a deadline) before(b deadline) bool {
+	return a.at < b.at || (a.at == b.at && a.h.id < b.h.id)
+}
+
 func (s *State) pushDeadline(d deadline) {
 	s.deadlines = append(s.deadlines, d)
 	i := len(s.deadlines) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if s.deadlines[p].at <= s.deadlines[i].at {
+		if !s.deadlines[i].before(s.deadlines[p]) {
 			break
 		}
 		s.deadlines[p], s.deadlines[i] = s.deadlines[i], s.deadlines[p]
@@ -438,10 +447,10 @@ func (s *State) popDeadline() {
 	i := 0
 	for {
 		l, r, m := 2*i+1, 2*i+2, i
-		if l < n && s.deadlines[l].at < s.deadlines[m].at {
+		if l < n && s.deadlines[l].before(s.deadlines[m]) {
 			m = l
 		}
-		if r < n && s.deadlines[r].at < s.deadlines[m].at {
+		if r < n && s.deadlines[r].before(s.deadlines[m]) {
 			m = r
 		}
 		if m == i {

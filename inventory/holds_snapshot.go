@@ -165,7 +165,8 @@ func (s *State) AppendKeys(dst []byte) []byte { return s.keys.appendLive(dst) }
 func (s *State) LoadKeys(b []byte) error { return s.keys.load(b) }
 
 // checkHolds verifies the holds' invariants: every held hold's rows are the
-// state's rows, the active count matches.
+// state's rows, the active count matches, every held hold's deadline is in
+// the expiry heap, which is in order.
 func (s *State) checkHolds() error {
 	var active int64
 	for id, h := range s.holds {
@@ -186,6 +187,23 @@ func (s *State) checkHolds() error {
 	}
 	if active != s.stats.HoldsActive {
 		return fmt.Errorf("inventory: %d holds held, counter says %d", active, s.stats.HoldsActive)
+	}
+	// Every held hold comes due: its deadline is in the expiry heap (stale
+	// entries of finished or replaced holds may be there too), and the
+	// heap is in order, or a hold would expire late or never.
+	due := make(map[*hold]bool, active)
+	for i, d := range s.deadlines {
+		if i > 0 && d.before(s.deadlines[(i-1)/2]) {
+			return fmt.Errorf("inventory: expiry heap out of order at %d", i)
+		}
+		if d.h.state == HoldHeld && s.holds[d.h.id] == d.h && d.at == d.h.expiresAt {
+			due[d.h] = true
+		}
+	}
+	for id, h := range s.holds {
+		if h.state == HoldHeld && !due[h] {
+			return fmt.Errorf("inventory: held hold %q has no deadline at %d in the expiry heap", id, h.expiresAt)
+		}
 	}
 	return nil
 }
