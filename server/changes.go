@@ -5,9 +5,11 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"allot/changes"
+	"allot/engine"
 	"allot/journal"
 	"allot/server/resp"
 )
@@ -68,12 +70,50 @@ func (s *Server) putChangeSlot() { <-s.changeSlots }
 // once: the BLOCK wait, which needs no follower, happens here before a
 // slot is taken, so that a blocked reader holds none; a read with events
 // to return takes a slot for as long as it reads them.
-func (s *Server) readChanges(ctx context.Context, req changes.Request) ([]changes.Event, error) {
+//
+// gone, when not nil, reports that the client went away: it is asked every
+// peerGoneCheckEvery during the wait, which it then ends (the reply goes
+// nowhere, and the connection is freed rather than held to the end of the
+// BLOCK).
+func (s *Server) readChanges(ctx context.Context, req changes.Request, gone func() bool) ([]changes.Event, error) {
 	durable := s.engine.DurableLSN()
 	if req.After == durable && req.Block > 0 {
 		wctx, cancel := context.WithTimeout(ctx, req.Block)
+		var watched chan struct{}
+		if gone != nil {
+			watched = make(chan struct{})
+			go func() {
+				defer close(watched)
+				t := time.NewTicker(peerGoneCheckEvery)
+				defer t.Stop()
+				for {
+					select {
+					case <-wctx.Done():
+						return
+					case <-t.C:
+						if gone() {
+							cancel()
+							return
+						}
+					}
+				}
+			}()
+		}
 		durable = s.engine.WaitDurable(wctx, req.After)
+		cut := wctx.Err() != nil
 		cancel()
+		if watched != nil {
+			// gone looks at the socket: done before the connection may
+			// close it.
+			<-watched
+		}
+		if durable == req.After && !cut {
+			// WaitDurable returns early only when the engine closed: no
+			// event can come, and the reply is a refusal, as every
+			// request's then is (an empty array at once had a consumer
+			// following with BLOCK ask again without a pause).
+			return nil, engine.ErrClosed
+		}
 	}
 	// As Read answers these, without a follower.
 	if req.After > durable {
@@ -124,7 +164,7 @@ func (c *respConn) changes(args [][]byte) {
 		c.immediate = c.immediate[:0]
 	}
 	ctx, cancel := c.s.shutdownContext(context.Background())
-	events, err := c.s.readChanges(ctx, req)
+	events, err := c.s.readChanges(ctx, req, c.peerGone)
 	cancel()
 	from := c.mark()
 	if err != nil {
@@ -142,8 +182,46 @@ func (c *respConn) changes(args [][]byte) {
 	c.done(from)
 }
 
+// peerGoneCheckEvery is how often a CHANGES waiting for events looks
+// whether its client went away.
+const peerGoneCheckEvery = 250 * time.Millisecond
+
+// peerGone reports whether the client closed the connection (or it
+// failed): the socket reads end of file, peeked without consuming what
+// the client pipelined. A client that pipelined more commands after the
+// CHANGES is not seen to go until they are read.
+func (c *respConn) peerGone() bool {
+	var n int
+	var err error
+	peek := func(fd uintptr) {
+		var b [1]byte
+		for {
+			n, _, err = syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+			if err != syscall.EINTR {
+				return
+			}
+		}
+	}
+	switch {
+	case c.nc == nil && c.loop != nil && c.fd >= 0: // the event loop's socket, handed to this goroutine
+		peek(uintptr(c.fd))
+	case c.raw != nil:
+		if c.raw.Control(peek) != nil {
+			return false
+		}
+	default:
+		return false // not a socket
+	}
+	if err != nil {
+		return err != syscall.EAGAIN && err != syscall.EWOULDBLOCK
+	}
+	return n == 0
+}
+
 // appendChangesError maps a read error to the wire: -TRIMMED oldest <seq>
-// for a cursor older than the journal keeps, -ERR otherwise.
+// for a cursor older than the journal keeps, -UNAVAILABLE for a read
+// refused (the readers at their bound, a BLOCK on a closed engine), -ERR
+// otherwise.
 func appendChangesError(b []byte, err error) []byte {
 	var te *journal.TrimmedError
 	if errors.As(err, &te) {
@@ -156,6 +234,9 @@ func appendChangesError(b []byte, err error) []byte {
 	var full *changeStreamsFullError
 	if errors.As(err, &full) {
 		return resp.AppendError(b, "UNAVAILABLE "+full.Error())
+	}
+	if errors.Is(err, engine.ErrUnavailable) {
+		return resp.AppendError(b, "UNAVAILABLE "+err.Error())
 	}
 	return resp.AppendErr(b, "change stream: "+err.Error())
 }

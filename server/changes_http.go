@@ -103,6 +103,12 @@ func (s *Server) httpChanges(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		// The router serves HEAD with GET's handler: the status and
+		// headers a GET would get, and no stream (a HEAD response has no
+		// body, and its client reuses the connection at once).
+		return
+	}
 	var buf []byte
 	flush := func() bool {
 		rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
