@@ -1176,6 +1176,14 @@ func (e *Engine) failLocked(err error) {
 // every request until it is closed and opened again. Failure says why.
 func (e *Engine) Stopped() <-chan struct{} { return e.stopped }
 
+// Closed reports whether Close was called: the engine refuses every
+// request (ErrClosed) and no event will become durable.
+func (e *Engine) Closed() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.closed
+}
+
 // Failure returns the failure that stopped the engine, or nil.
 func (e *Engine) Failure() error {
 	e.mu.Lock()

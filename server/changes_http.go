@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"allot/changes"
+	"allot/engine"
 	"allot/journal"
 )
 
@@ -61,6 +62,14 @@ func (s *Server) httpChanges(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		after = max(after, v)
+	}
+	if s.engine.Closed() {
+		// No event can come: refused as the engine refuses every request
+		// now (a 200 and a stream that ended at once had a browser's
+		// EventSource reconnect every few seconds, never told why).
+		w.Header().Set("Retry-After", "1")
+		writeEngineError(w, engine.ErrClosed)
+		return
 	}
 	durable := s.engine.DurableLSN()
 	if after > durable {
