@@ -1243,6 +1243,20 @@ func (j *Journal) Pending() int { return int(j.pendingCount) }
 // PendingBytes returns the size of the pending frame's payload.
 func (j *Journal) PendingBytes() int { return len(j.pending) - frameHeaderSize }
 
+// SealAside closes the pending frame into a buffer of its own, which the
+// caller keeps (Seal reuses its two): for a frame closed while the one
+// Seal returned last is still being written. nil when no op was added.
+func (j *Journal) SealAside() []byte {
+	if j.pendingCount == 0 {
+		return nil
+	}
+	putFrameHeader(j.pending, j.nextLSN-uint64(j.pendingCount), j.pendingCount, j.pendingStamp)
+	frame := j.pending
+	j.pending = make([]byte, frameHeaderSize, cap(frame))
+	j.pendingCount = 0
+	return frame
+}
+
 // Seal closes the pending frame and returns it, ready for WriteFrame; nil
 // when no op was added since the last Seal. The returned bytes stay valid
 // until the next Seal: the journal keeps two buffers and swaps them.
