@@ -289,7 +289,7 @@ type Engine struct {
 	cut         [][]byte
 	flushFrames [][]byte
 	standby     *NotPrimaryError // non-nil while a standby (replicate.go); guarded by mu
-	replica Replicator       // the primary's replicated log, or nil; guarded by mu
+	replica     Replicator       // the primary's replicated log, or nil; guarded by mu
 	// leaseUntil: a primary serves until then (SetLeaseUntil, replicate.go);
 	// guarded by mu.
 	leaseUntil time.Time
