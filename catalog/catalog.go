@@ -213,7 +213,12 @@ func (c *Catalog) set(r Record) *entry {
 	e.text, e.tlen = entryText(r.SKU, r.Title)
 	e.sku = e.text[:len(r.SKU)]
 	if len(r.Attributes) > 0 {
-		e.attributes = &r.Attributes
+		// A slice header of its own: &r.Attributes would keep all of r
+		// alive, and with it the caller's title, SKU and brand strings
+		// (the entry holds its own copies in text and brand).
+		attrs := new([]Attribute)
+		*attrs = r.Attributes
+		e.attributes = attrs
 	}
 	if old, ok := c.bySKU.ReplaceOrInsert(e); ok {
 		k := keyOf(old)
