@@ -646,7 +646,8 @@ func (e *Engine) enqueueLocked(r *Request) bool {
 // and lets the state machine free what its retention let go. In write and
 // none modes, a frame left open from an earlier millisecond is written
 // first, so that every op is applied at a fresh stamp. In fsync mode a
-// frame stays open until the flusher takes it, at most one fdatasync.
+// frame stays open until the flusher takes it, at most one fdatasync, or
+// until a hold comes due cutAfter past its stamp (cutLocked).
 func (e *Engine) beginLocked() {
 	now := e.cfg.Clock.Now().UnixMilli()
 	fresh := true
