@@ -130,7 +130,7 @@ func newChartSet(f *bench.ResultsFile, colors map[string]int) *chartSet {
 		// (the sweep curves leave it out): its label says so.
 		failedNote := ""
 		for i := range runs {
-			if runs[i].Failed() {
+			if failed(&runs[i]) {
 				labels[i] += failedMark
 				failedNote = " A label ending “" + failedMark[1:] + "” is a run that did not pass (its check failed or some of its ops failed): see Checks."
 			}
@@ -296,11 +296,16 @@ func spectrumChart(runs []bench.Result, labels []string, colors map[string]int, 
 	if anyOtherWorkload(runs) {
 		c.Caption = strings.TrimSuffix(c.Caption, "Closed-loop runs show the time of each store call.") + otherLatencyNote
 	}
+	// Each histogram is read as it is decoded, at every position of the
+	// longest axis, and let go: the chart's axis is a prefix of that one
+	// (spectrumAxis), and holding every run's decoded counts until the
+	// longest is known took their memory all at once.
+	full := spectrumAxis(math.MaxInt64)
 	type decoded struct {
-		run   int
-		label string
-		dash  bool
-		spec  *spectrum
+		run    int
+		label  string
+		dash   bool
+		values []float64
 	}
 	var ds []decoded
 	var notes []string
@@ -319,7 +324,7 @@ func spectrumChart(runs []bench.Result, labels []string, colors map[string]int, 
 		}
 		s.maxMS = maxMS
 		countMax = max(countMax, s.counts)
-		ds = append(ds, decoded{run: i, label: label, dash: dash, spec: s})
+		ds = append(ds, decoded{run: i, label: label, dash: dash, values: s.valuesMS(full)})
 	}
 	for i := range runs {
 		r := &runs[i]
@@ -338,7 +343,7 @@ func spectrumChart(runs []bench.Result, labels []string, colors map[string]int, 
 	}
 	c.X = spectrumAxis(countMax)
 	for _, d := range ds {
-		c.Series = append(c.Series, series{Label: d.label, Color: colors[runs[d.run].Store], Dash: d.dash, Y: d.spec.valuesMS(c.X)})
+		c.Series = append(c.Series, series{Label: d.label, Color: colors[runs[d.run].Store], Dash: d.dash, Y: d.values[:len(c.X)]})
 	}
 	return c, notes
 }
@@ -403,7 +408,7 @@ func sweepCharts(all []bench.Result, colors map[string]int) []chart {
 			}
 			// A run that failed its check or had ops fail is no point of
 			// the curve: the caption says a missing point is a failed run.
-			if r.Failed() || r.Ops == 0 {
+			if failed(r) || r.Ops == 0 {
 				continue
 			}
 			xi := sort.SearchFloat64s(xs, r.Sweep.Value)

@@ -135,7 +135,7 @@ func newPublishedView(all []bench.Result, labels []string) publishedView {
 		bi := -1
 		for i := range runs {
 			r := &runs[i]
-			if r.Failed() || !match(r.Store) {
+			if failed(r) || !match(r.Store) {
 				continue
 			}
 			// Prefer a run of the published workload over a faster run of another.
@@ -145,7 +145,9 @@ func newPublishedView(all []bench.Result, labels []string) publishedView {
 		}
 		return bi, bi >= 0
 	}
-	colors := storeColors(runs)
+	// The colours of the table and charts, numbered over every run: over
+	// the reservation runs alone a store's bar could take another's colour.
+	colors := storeColors(all)
 	matched := map[string]bool{}
 	for _, pf := range publishedFigures() {
 		row := publishedRow{Datastore: pf.Datastore, HasPublished: true, publishedOps: pf.OpsPerSec,

@@ -360,10 +360,11 @@ func TestRunLabels(t *testing.T) {
 }
 
 func TestPublishedMatching(t *testing.T) {
+	// A passing run's check passed (the bench writes "ok" only then).
 	same := bench.Result{Store: "postgres", Status: bench.StatusOK, Workers: 16, Mode: "closed", Ops: 1_000_000, OpsPerSec: 3000,
-		Workload: bench.WorkloadInfo{Name: "seed", Ops: 1_000_000}}
+		Workload: bench.WorkloadInfo{Name: "seed", Ops: 1_000_000}, Check: bench.CheckResult{OK: true}}
 	faster := bench.Result{Store: "postgres", Status: bench.StatusOK, Workers: 64, Mode: "closed", Ops: 20_000, OpsPerSec: 9000,
-		Workload: bench.WorkloadInfo{Name: "hot", Ops: 20_000}}
+		Workload: bench.WorkloadInfo{Name: "hot", Ops: 20_000}, Check: bench.CheckResult{OK: true}}
 	broken := bench.Result{Store: "redis", Status: bench.StatusFailed, OpsPerSec: 1e9}
 	runs := []bench.Result{faster, same, broken}
 	v := newPublishedView(runs, runLabels(runs, ""))

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -99,7 +100,33 @@ const (
 	// histogramInflatedMax bounds the decompressed histogram (header and
 	// counts): the largest the bench makes is a few hundred kilobytes.
 	histogramInflatedMax = 64 << 20
+	// histogramCountsMax bounds the counts a header may ask the decoder to
+	// allocate (8 bytes each), whatever few bytes follow it: the bench's
+	// widest, 1 ns to a week at 3 digits, has 40,960; 5 digits from 1 to
+	// 2^62 would be 6 million, 48 MB from a 72-byte histogram.
+	histogramCountsMax = 1 << 20
 )
+
+// countsLen is the number of counts hdrhistogram-go's New allocates for a
+// histogram of lowest, highest and digits (as checked by
+// checkHistogramHeader: digits 1..5, lowest >= 1), by its arithmetic.
+func countsLen(lowest, highest int64, digits int32) int64 {
+	largestSingleUnit := 2 * math.Pow10(int(digits))
+	halfMagnitude := max(int32(math.Ceil(math.Log2(largestSingleUnit))), 1) - 1
+	unitMagnitude := max(int32(math.Floor(math.Log2(float64(lowest)))), 0)
+	subBucketCount := int64(1) << (halfMagnitude + 1)
+	untrackable := subBucketCount << unitMagnitude
+	buckets := int64(1)
+	for untrackable < highest {
+		if untrackable > math.MaxInt64/2 {
+			buckets++
+			break
+		}
+		untrackable <<= 1
+		buckets++
+	}
+	return (buckets + 1) * (subBucketCount / 2)
+}
 
 // checkHistogramHeader reads the V2 compressed encoding's outer header
 // (cookie, compressed length) and the inner one (cookie, payload length,
@@ -146,23 +173,28 @@ func checkHistogramHeader(encoded string) error {
 	case highest < 2*lowest || highest > histogramHighestMax:
 		return fmt.Errorf("highest trackable value %d out of range %d..%d", highest, 2*lowest, int64(histogramHighestMax))
 	}
+	if n := countsLen(lowest, highest, digits); n > histogramCountsMax {
+		return fmt.Errorf("%d significant digits from %d to %d take %d counts, over the %d allowed", digits, lowest, highest, n, histogramCountsMax)
+	}
 	return nil
 }
 
 // spectrumAxis returns the x positions of the HDR percentile axis: x is
 // 1/(1-q) for quantile q, so x=1 is 0%, 10 is 90%, 100 is 99%, and each
-// decade of x is one more nine. It reaches the first point at or past
-// countMax, where the quantile's value is the histogram's maximum.
+// decade of x is one more nine. It reaches the first point past
+// countMax, where the quantile's value is the histogram's maximum: at
+// countMax itself, 1-1/countMax, it is the sample before the maximum (the
+// table's p99.9 of 1,000 samples is the 999th), or at 10^spectrumDecadesMax.
 func spectrumAxis(countMax int64) []float64 {
 	var xs []float64
 	if countMax < 1 {
 		return xs
 	}
-	limit := math.Min(float64(countMax), math.Pow(10, spectrumDecadesMax))
+	top := math.Pow(10, spectrumDecadesMax)
 	for i := 0; ; i++ {
 		x := math.Pow(10, float64(i)/spectrumPointsPerDecade)
 		xs = append(xs, x)
-		if x >= limit {
+		if x > float64(countMax) || x >= top {
 			return xs
 		}
 	}
@@ -171,22 +203,42 @@ func spectrumAxis(countMax int64) []float64 {
 // percentileOf is the percentile (0..100) at axis position x.
 func percentileOf(x float64) float64 { return 100 * (1 - 1/x) }
 
-// valuesMS returns the latency in ms at each axis position, NaN past the
-// histogram's own count (there it has no samples to say anything).
+// nearestRankPercentile is the percentile to ask hdrhistogram-go for the
+// value at axis position x of a histogram of n samples, as the bench takes
+// the table's percentiles (bench.LatencyOf): the nearest rank, ceil(q*n),
+// the smallest sample that at least q of them are at or below, and at
+// least the first. Asked for q itself, the library rounds q*n to the
+// nearest and answers one sample short whenever its fraction is below a
+// half: with 160 samples the curve at 99% was the 158th, the table's p99
+// the 159th. q is 1-1/x, so ceil(q*n) is n-floor(n/x); n/x is an integer
+// only at the decades, where x is exact. The library takes
+// int64(p/100*n+0.5) as the count, which for p = 100*rank/n is rank.
+func nearestRankPercentile(x float64, n int64) float64 {
+	if n < 1 {
+		return 0
+	}
+	rank := n - int64(math.Floor(float64(n)/x))
+	rank = min(max(rank, 1), n)
+	return 100 * float64(rank) / float64(n)
+}
+
+// valuesMS returns the latency in ms at each axis position, the nearest
+// rank of its quantile (nearestRankPercentile), NaN past the first
+// position beyond the histogram's own count (there it has no samples to say anything).
 func (s *spectrum) valuesMS(xs []float64) []float64 {
 	out := make([]float64, len(xs))
 	pcts := make([]float64, len(xs))
 	for i, x := range xs {
-		pcts[i] = percentileOf(x)
+		pcts[i] = nearestRankPercentile(x, s.counts)
 	}
-	vals := s.hist.ValueAtPercentiles(pcts)
+	vals := s.hist.ValueAtPercentiles(slices.Clone(pcts))
 	for i, x := range xs {
 		switch {
 		case s.counts == 0:
 			out[i] = math.NaN()
-		case i > 0 && xs[i-1] >= float64(s.counts):
+		case i > 0 && xs[i-1] > float64(s.counts):
 			out[i] = math.NaN()
-		case x >= float64(s.counts):
+		case x > float64(s.counts):
 			// The last sampled position: its quantile is the maximum.
 			out[i] = float64(s.hist.Max()) * s.scale
 			if s.maxMS > 0 {

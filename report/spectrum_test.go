@@ -17,11 +17,13 @@ func TestSpectrumAxis(t *testing.T) {
 	if xs[0] != 1 {
 		t.Errorf("axis starts at %v, want 1 (0%%)", xs[0])
 	}
-	if last := xs[len(xs)-1]; last < 1000 || xs[len(xs)-2] >= 1000 {
-		t.Errorf("axis ends at %v, want the first point at or past 1000", last)
+	// At x=1000, 99.9%, the nearest rank of 1000 samples is the 999th; the
+	// maximum is one point further.
+	if last := xs[len(xs)-1]; last <= 1000 || xs[len(xs)-2] > 1000 {
+		t.Errorf("axis ends at %v, want the first point past 1000", last)
 	}
-	if got := len(xs); got != 3*spectrumPointsPerDecade+1 {
-		t.Errorf("axis has %d points, want %d for three decades", got, 3*spectrumPointsPerDecade+1)
+	if got := len(xs); got != 3*spectrumPointsPerDecade+2 {
+		t.Errorf("axis has %d points, want %d for three decades and one past", got, 3*spectrumPointsPerDecade+2)
 	}
 	if len(spectrumAxis(0)) != 0 {
 		t.Error("an empty histogram has no axis")
@@ -53,9 +55,9 @@ func TestSpectrumValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	xs := []float64{2, 10, 100, 1000, 10000, 100000}
+	xs := []float64{2, 10, 100, 1000, 10000, 100000, 1000000}
 	got := s.valuesMS(xs)
-	want := []float64{5, 9, 9.9, 9.99, 10, math.NaN()}
+	want := []float64{5, 9, 9.9, 9.99, 9.999, 10, math.NaN()}
 	for i := range xs {
 		switch {
 		case math.IsNaN(want[i]):

@@ -91,6 +91,9 @@ type runView struct {
 	// counts the run failed (bench.Result.Failed).
 	CheckOK   bool
 	OpsFailed bool
+	// NotRun: the run never happened (failed or server_down), so it was
+	// never checked and has no verdict.
+	NotRun bool
 	// Notes are the figures of its kind a pass must not hide
 	// (bench.ExtraNotes).
 	Notes          []string
@@ -166,6 +169,13 @@ func newPage(f *bench.ResultsFile) (*page, *chartSet) {
 	return p, charts
 }
 
+// failed is the page's verdict on a run: bench.Result.Failed (its status
+// is not ok, or some of its ops failed), or a check that did not pass
+// whatever the status says. The bench never writes "ok" beside a failed
+// check, but a results file is input: a hand-edited or broken one must
+// not get a green banner over a checks entry that lists violations.
+func failed(r *bench.Result) bool { return r.Failed() || !r.Check.OK }
+
 func newRunView(i int, r *bench.Result, label string, color int) runView {
 	v := runView{
 		Number:          i + 1,
@@ -179,7 +189,7 @@ func newRunView(i int, r *bench.Result, label string, color int) runView {
 		Pipeline:        r.Pipeline,
 		Durability:      r.Durability,
 		Status:          r.Status,
-		StatusOK:        !r.Failed(),
+		StatusOK:        !failed(r),
 		Error:           r.Error,
 		ErrorSamples:    r.ErrorSamples,
 		Ops:             intText(r.Ops),
@@ -201,13 +211,20 @@ func newRunView(i int, r *bench.Result, label string, color int) runView {
 	switch {
 	case v.Status == "":
 		v.Status = "unknown"
+	case v.Status == bench.StatusOK && !r.Check.OK:
+		// A file that says ok beside a check that did not pass: the
+		// check's verdict stands (failed).
+		v.Status = bench.StatusCheckFailed
 	case v.Status == bench.StatusOK && !v.StatusOK:
 		// The check passed on the ops that succeeded, but some failed: the
 		// bench counts the run failed (r.Failed), and so does the page.
 		v.Status = "ops_failed"
 	}
 	if r.Status == bench.StatusFailed || r.Status == bench.StatusServerDown {
-		// The run never happened: no figure is 0, none is known.
+		// The run never happened: no figure is 0, none is known, and no
+		// check ran.
+		v.NotRun = true
+		v.CheckOK, v.OpsFailed = false, false
 		for _, f := range []*string{&v.Ops, &v.Seconds, &v.OpsPerSec, &v.P50, &v.P99, &v.P999, &v.Max, &v.Retries, &v.ConflictRetries, &v.Errors} {
 			*f = "–"
 		}
