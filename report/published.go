@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"allot/bench"
+	"allot/store"
 )
 
 // publishedFigure is a throughput published elsewhere for the seed workload
@@ -200,10 +201,16 @@ func newPublishedView(all []bench.Result, labels []string) publishedView {
 }
 
 // better prefers the run closest to the published one: the same workload,
-// else the same worker count, else the faster.
+// else a durable one (fsync), else the same worker count, else the faster.
 func better(a, b *bench.Result) bool {
 	if sa, sb := sameAsPublished(a), sameAsPublished(b); sa != sb {
 		return sa
+	}
+	// The reports measured durable commits: a run in fsync mode before a
+	// faster one that keeps less (PostgreSQL on unlogged tables was put
+	// beside them as the same workload).
+	if da, db := a.Durability == string(store.DurabilityFsync), b.Durability == string(store.DurabilityFsync); da != db {
+		return da
 	}
 	if wa, wb := a.Workers == publishedWorkers, b.Workers == publishedWorkers; wa != wb {
 		return wa
