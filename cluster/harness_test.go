@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -42,6 +43,17 @@ func TestMain(m *testing.M) {
 // services package's own test cluster.
 const natsPortOffset = 533
 
+// natsOffset is natsPortOffset, or ALLOT_CLUSTER_TEST_NATS_OFFSET when
+// set: two runs of these tests at once (two checkouts, two helpers) each
+// need a private cluster of their own, and the second skipped every test
+// ("address already in use").
+func natsOffset() int {
+	if v, err := strconv.Atoi(os.Getenv("ALLOT_CLUSTER_TEST_NATS_OFFSET")); err == nil && v > 0 {
+		return v
+	}
+	return natsPortOffset
+}
+
 type natsCluster struct {
 	once sync.Once
 	cfg  services.Config
@@ -70,7 +82,7 @@ func privateNATS(t testing.TB) (services.Config, string) {
 		if natsOnce.err != nil {
 			return
 		}
-		natsOnce.cfg = services.WithPortOffset(services.Config{Dir: natsOnce.dir, Timeout: time.Minute}, natsPortOffset)
+		natsOnce.cfg = services.WithPortOffset(services.Config{Dir: natsOnce.dir, Timeout: time.Minute}, natsOffset())
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		natsOnce.err = services.Up(ctx, natsOnce.cfg, services.NATS)

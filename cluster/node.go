@@ -671,6 +671,19 @@ func (n *node) storeSnapshots(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		// A deposed primary's Put of an older snapshot can land after
+		// this one's newer Put and trim (the object store's Put returns
+		// when its context ends without taking back its meta message,
+		// which a connection cut off from NATS sends once it is back):
+		// then the store holds a snapshot the log no longer continues,
+		// and this primary stores its own again.
+		if stored.lsn > 0 {
+			if now, err := n.log.storedSnapshot(ctx); err == nil && now.lsn < stored.lsn {
+				n.logger.Warn("cluster: the stored snapshot was set back by an older one; storing this node's again",
+					"stored_lsn", now.lsn, "lsn", stored.lsn)
+				stored = now
+			}
+		}
 		lsn, err := n.log.storeSnapshot(ctx, n.cfg.Engine.Dir, stored.lsn)
 		if err != nil {
 			n.logger.Warn("cluster: store a snapshot", "err", err)

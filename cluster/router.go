@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -199,6 +200,12 @@ type Router struct {
 
 	mu    sync.Mutex
 	pools map[string]*client.Client // by shard: a pool to the primary the lease named
+	// watched: the shards whose lease a goroutine follows (followLease),
+	// from their first pool until Close (stopWatch, watchers).
+	watched   map[string]bool
+	stopWatch context.CancelFunc
+	watchCtx  context.Context
+	watchers  sync.WaitGroup
 
 	seq      atomic.Uint64
 	start    int64
@@ -229,8 +236,9 @@ func NewRouter(ctx context.Context, cfg RouterConfig) (*Router, error) {
 		return nil, err
 	}
 	r := &Router{cfg: cfg, nc: nc, js: js, names: map[string]names{}, pools: map[string]*client.Client{},
-		start: time.Now().UnixNano()}
-	fail := func(err error) (*Router, error) { nc.Close(); return nil, err }
+		watched: map[string]bool{}, start: time.Now().UnixNano()}
+	r.watchCtx, r.stopWatch = context.WithCancel(context.Background())
+	fail := func(err error) (*Router, error) { r.stopWatch(); nc.Close(); return nil, err }
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	m, found, err := readShardMap(rctx, js)
@@ -407,6 +415,10 @@ func (r *Router) Close() {
 		r.stopRecover()
 		<-r.recoverDone
 	}
+	if r.stopWatch != nil {
+		r.stopWatch()
+		r.watchers.Wait()
+	}
 	r.mu.Lock()
 	for _, p := range r.pools {
 		p.Close()
@@ -451,7 +463,72 @@ func (r *Router) pool(ctx context.Context, shard string) (*client.Client, error)
 		return old, nil
 	}
 	r.pools[shard] = p
+	if r.watchCtx != nil && !r.watched[shard] && r.watchCtx.Err() == nil {
+		r.watched[shard] = true
+		r.watchers.Add(1)
+		go func() {
+			defer r.watchers.Done()
+			r.followLease(r.watchCtx, shard)
+		}()
+	}
 	return p, nil
+}
+
+// followLease drops shard's pool whenever the lease names a primary at
+// another address, until ctx ends (Close). A pool dials its address
+// again when the server closed a connection, and a node answers reads as
+// a standby: without it, a primary killed and started again at its
+// address (from an empty data directory, still catching up) served the
+// router's reads until its next write was refused, and a read after the
+// router's own acknowledged write did not see it
+// (TestRouterReadsFollowTheLeaseNotTheAddress). Writes need no watch: a
+// standby refuses them, and call then reads the lease.
+func (r *Router) followLease(ctx context.Context, shard string) {
+	for ctx.Err() == nil {
+		r.watchLease(ctx, shard)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second): // the bucket not there, NATS away
+		}
+	}
+}
+
+// watchLease is one watch of followLease's, until it fails or ctx ends.
+func (r *Router) watchLease(ctx context.Context, shard string) {
+	kv, err := r.js.KeyValue(ctx, r.names[shard].lease)
+	if err != nil {
+		return
+	}
+	w, err := kv.Watch(ctx, leaseKey)
+	if err != nil {
+		return
+	}
+	defer w.Stop()
+	for {
+		var e jetstream.KeyValueEntry
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok = <-w.Updates():
+		}
+		if !ok {
+			return
+		}
+		if e == nil || e.Operation() != jetstream.KeyValuePut {
+			continue // the initial values' end; a lease dropped (none named yet)
+		}
+		var h Holder
+		if json.Unmarshal(e.Value(), &h) != nil {
+			continue
+		}
+		r.mu.Lock()
+		p := r.pools[shard]
+		r.mu.Unlock()
+		if p != nil && p.Addr() != h.RESP {
+			r.forget(shard, p)
+		}
+	}
 }
 
 // forget drops shard's pool p (its primary failed us), so that the next
@@ -519,7 +596,10 @@ func (r *Router) callUntil(ctx context.Context, shard string, op inventory.Op, d
 		}
 		select {
 		case <-ctx.Done():
-			return res, fail(ctx.Err())
+			// The last attempt's error keeps its class: every attempt
+			// so far was refused or never sent (else lost says so), and
+			// the bare context error read as "maybe applied".
+			return res, fail(fmt.Errorf("%w (then, waiting to retry: %w)", err, ctx.Err()))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

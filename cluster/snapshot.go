@@ -109,15 +109,21 @@ func (l *shardLog) storeSnapshot(ctx context.Context, dir string, stored uint64)
 		return 0, nil
 	}
 	seq, err := l.seqAfter(ctx, lsn-1)
+	if errors.Is(err, errBehindLog) {
+		// Trimmed behind this very snapshot: stored once, and set back
+		// since by an older one (node.storeSnapshots).
+		seq, err = l.trimmedAt(ctx, lsn)
+	} else if err == nil {
+		var m *jetstream.RawStreamMsg
+		if m, err = l.get(ctx, seq); err != nil {
+			return 0, err
+		}
+		if last, err := lsnOf(m.Header, headerLSN); err != nil || last != lsn {
+			return 0, fmt.Errorf("cluster: snapshot at op %d is not at a frame boundary of the log (message %d ends at op %d)", lsn, seq, last)
+		}
+	}
 	if err != nil {
 		return 0, fmt.Errorf("cluster: find op %d in the log: %w", lsn, err)
-	}
-	m, err := l.get(ctx, seq)
-	if err != nil {
-		return 0, err
-	}
-	if last, err := lsnOf(m.Header, headerLSN); err != nil || last != lsn {
-		return 0, fmt.Errorf("cluster: snapshot at op %d is not at a frame boundary of the log (message %d ends at op %d)", lsn, seq, last)
 	}
 	now, err := l.storedSnapshot(ctx)
 	if err != nil {
@@ -137,6 +143,33 @@ func (l *shardLog) storeSnapshot(ctx context.Context, dir string, stored uint64)
 		return lsn, fmt.Errorf("cluster: trim the log behind message %d: %w", seq, err)
 	}
 	return lsn, nil
+}
+
+// trimmedAt returns the sequence of the message that ended at op lsn when
+// the log was trimmed right behind it: the log's first message then
+// starts at op lsn+1 (a frame) or is a fence after op lsn. Otherwise it
+// fails with errBehindLog.
+func (l *shardLog) trimmedAt(ctx context.Context, lsn uint64) (uint64, error) {
+	first, last, err := l.position(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if first <= 1 || last < first {
+		return 0, errBehindLog
+	}
+	m, err := l.get(ctx, first)
+	if err != nil {
+		return 0, err
+	}
+	name := headerLSN
+	want := lsn
+	if m.Header.Get(headerKind) == kindFrame {
+		name, want = headerFirstLSN, lsn+1
+	}
+	if v, err := lsnOf(m.Header, name); err != nil || v != want {
+		return 0, errBehindLog
+	}
+	return first - 1, nil
 }
 
 // installSnapshot writes the stored snapshot into dir, where the engine's
