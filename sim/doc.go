@@ -19,7 +19,12 @@
 // pool, and some repeat an earlier keyed op (the first reply again) or
 // reuse its key with other arguments (a mismatch). Holds expire by the
 // simulated clock: in the first batch at or past their deadline, and in
-// the writer's tick, which the simulator runs with no request.
+// the writer's tick, which the simulator runs with no request. In fsync
+// runs the clock also moves between the requests of a window (one time
+// in six, up to 120 ms), as it does while a flush's fdatasync runs: a
+// request that finds the open frame stamped 50 ms or more behind the
+// clock with a hold due begins a frame of its own, the open one closed
+// aside (engine.cutLocked), and the model does the same (Result.Cuts).
 //
 // The engine runs on an in-memory file system that models the page cache
 // page by page (vfs.Mem): write and none modes map their segments (three
@@ -75,6 +80,10 @@
 //     before the newest snapshot is not promised past a power cut);
 //   - the engine recovers at a time no earlier than its last op's and no
 //     later than any it ran at;
+//   - under write and none, the history before the newest snapshot (kept
+//     for change-stream readers) that a recovery found readable is still
+//     readable after the next crash, power cuts included: recovery syncs
+//     every segment it keeps;
 //   - the model's ops keep the rules of time (checkTime, an oracle apart
 //     from the state machine the model shares with the engine): times
 //     never decrease; a hold expires at or after its deadline, earliest
@@ -118,5 +127,8 @@
 // retried after it failed (journal.BrokenRetryDirSync) and a data
 // directory whose parent is never synced
 // (journal.BrokenDataDirNameNotSynced) (clock_audit13_test.go,
-// crashpoints_audit13_test.go, dirsync_audit13_test.go).
+// crashpoints_audit13_test.go, dirsync_audit13_test.go), a recovery
+// that does not sync the history segments (journal.BrokenNoHistorySync,
+// within 3,000 seeds: history_audit16_test.go), and a model that never
+// closes a frame aside (cut_audit16_test.go).
 package sim

@@ -53,6 +53,18 @@ const (
 	clockStepForwardMaxMS = 5000
 	// clockStepOneIn: the clock steps after one window in this many.
 	clockStepOneIn = 8
+	// cutAfterMS and cutsMax are the engine's rule for closing a frame
+	// aside in fsync mode (engine.cutLocked): when a batch finds the open
+	// frame stamped cutAfterMS or more before the clock and a hold due by
+	// the clock, it begins a frame of its own, unless cutsMax frames wait
+	// aside already.
+	cutAfterMS = 50
+	cutsMax    = 16
+	// advanceOneIn and advanceMaxMS: between two submissions of an fsync
+	// window the clock moves, one time in advanceOneIn, by up to
+	// advanceMaxMS (runner.between).
+	advanceOneIn = 6
+	advanceMaxMS = 120
 )
 
 // Config is one simulated run.
@@ -77,6 +89,10 @@ type Config struct {
 	// stepKillOnly, when set, limits the steps of StepKillRate to one kind
 	// (stepKind): a test aims at each in turn.
 	stepKillOnly string
+	// modelNoCut, for a test of the simulator's power: the model never
+	// closes a frame aside, as an engine without engine.cutLocked would
+	// not; the engine's cuts must then fail the run.
+	modelNoCut bool
 	// Dir is the data directory (default /data). The engine makes it at
 	// the first open, with its missing parents: each is a new name in its
 	// parent, durable only once the parent is synced.
@@ -139,6 +155,10 @@ const (
 	// segment takes frames before its header and size are synced
 	// (journal.BrokenSpareNotSynced).
 	BrokenSpareNotSynced
+	// BrokenNoHistorySync: recovery syncs only the segments it replays,
+	// not the history before the newest snapshot that change-stream
+	// readers read (journal.BrokenNoHistorySync).
+	BrokenNoHistorySync
 )
 
 func (b Broken) journal() journal.Broken {
@@ -167,6 +187,8 @@ func (b Broken) journal() journal.Broken {
 		return journal.BrokenDataDirNameNotSynced
 	case BrokenSpareNotSynced:
 		return journal.BrokenSpareNotSynced
+	case BrokenNoHistorySync:
+		return journal.BrokenNoHistorySync
 	}
 	return journal.BrokenNone
 }
@@ -204,6 +226,14 @@ type Result struct {
 	// clock.
 	ClockStepsBack    int
 	ClockStepsForward int
+	// Cuts counts the frames an fsync engine closed aside, as the model
+	// has it (engine.cutLocked): a batch that found the open frame
+	// stamped cutAfterMS or more before the clock, with a hold due by
+	// then, began a frame of its own.
+	Cuts int
+	// Advances counts the moves of the clock inside fsync windows
+	// (runner.between).
+	Advances int
 	// Violations lists broken promises; empty means the run passed.
 	Violations []string
 }
@@ -233,8 +263,11 @@ func (c *clock) Now() time.Time { return time.UnixMilli(c.ms.Load()) }
 // expires the holds due by then.
 type entry struct {
 	mark bool
-	at   int64
-	op   inventory.Op
+	// flush: the simulator flushed here (the open frame, and the frames
+	// closed aside, were written and synced).
+	flush bool
+	at    int64
+	op    inventory.Op
 	// retention is the engine's retention window when the op came, in
 	// milliseconds: whether its hold id or key is a repeat depends on it.
 	retention int64
@@ -298,8 +331,10 @@ type runner struct {
 	machine *machine
 	mapping bool
 	// clockRNG draws the steps of the clock, a stream of its own so that
-	// the rest of a seed's run is drawn as before.
-	clockRNG *rand.Rand
+	// the rest of a seed's run is drawn as before; advanceRNG, the moves
+	// inside fsync windows (between).
+	clockRNG   *rand.Rand
+	advanceRNG *rand.Rand
 	// snapshotEvery is the engine's SnapshotEveryOps, drawn per seed from
 	// its own stream: often enough that snapshots trim segments.
 	snapshotEvery int64
@@ -310,6 +345,9 @@ type runner struct {
 	// clock reading the engine began a batch at.
 	floor  int64
 	latest int64
+	// readableFrom: under write and none, the first op of the journal the
+	// last recovery found readable (and synced, with all it kept).
+	readableFrom uint64
 }
 
 // Run runs one seed.
@@ -342,7 +380,8 @@ func Run(cfg Config) *Result {
 	}
 	r := &runner{cfg: cfg, rng: rng, res: &Result{Seed: cfg.Seed, Durability: cfg.Durability, Dir: cfg.Dir, StepKillRate: cfg.StepKillRate, Ops: cfg.Ops}, clock: &clock{},
 		retentionRNG: rand.New(rand.NewPCG(cfg.Seed, 0x726574)), clockRNG: rand.New(rand.NewPCG(cfg.Seed, 0x636c6b)),
-		machine: newMachine()}
+		advanceRNG: rand.New(rand.NewPCG(cfg.Seed, 0x616476)),
+		machine:    newMachine()}
 	r.snapshotEvery = []int64{150, 400, 1500}[rand.New(rand.NewPCG(cfg.Seed, 0x736e70)).IntN(3)]
 	r.clock.ms.Store(1_700_000_000_000)
 	r.mem = vfs.NewMem()
@@ -529,6 +568,14 @@ func (r *runner) window(n, waitFor int) {
 		if r.rng.IntN(3) == 0 {
 			k = min(n-i, 2+r.rng.IntN(7))
 		}
+		// Under fsync each request begins a batch (SubmitBatch submits
+		// them one by one there): a mark before each, at the clock's time,
+		// for the model to join the open frame or close it aside, as the
+		// engine does.
+		marks := r.cfg.Durability == engine.DurabilityFsync && !r.journalError && r.eng.Failure() == nil
+		if i > 0 && r.cfg.Durability == engine.DurabilityFsync {
+			r.between()
+		}
 		batch, bents := reqs[i:i+k], ents[i:i+k]
 		for j, q := range batch {
 			q.Op = bents[j].op
@@ -554,18 +601,21 @@ func (r *runner) window(n, waitFor int) {
 		dead := r.ffs.dead()
 		for _, e := range bents {
 			e.failedDuring, e.deadAtSubmit = failedDuring, dead
+			if marks {
+				r.epoch = append(r.epoch, &entry{mark: true, at: r.clock.ms.Load(), retention: r.retention})
+			}
 			r.epoch = append(r.epoch, e)
 		}
 		i += k
 		if r.rng.IntN(4) == 0 {
-			r.eng.Flush()
+			r.flush()
 			flushed = i
 		}
 	}
 	if waitFor == n && (r.cfg.Durability == engine.DurabilityFsync || r.rng.IntN(2) == 0) {
 		// Under write and none replies need no flush: half the windows
 		// leave their frame open for the next one to write.
-		r.eng.Flush()
+		r.flush()
 		flushed = n
 	}
 	if r.cfg.Durability == engine.DurabilityFsync {
@@ -598,6 +648,28 @@ func (r *runner) window(n, waitFor int) {
 			r.violation("op %v acknowledged though the journal failed while it was submitted", e.op)
 		}
 	}
+}
+
+// between is the time between two submissions of an fsync window: one
+// time in advanceOneIn the clock moves on by up to advanceMaxMS, as it
+// does while the flusher's fdatasync of the last flush runs and requests
+// keep coming, joining the open frame at its stamp. Each request begins
+// a batch (engine.beginLocked; window marks each): it joins the open
+// frame, or, with a hold due, the open frame is closed aside for one
+// stamped now (engine.cutLocked); the model decides which (check).
+func (r *runner) between() {
+	if r.advanceRNG.IntN(advanceOneIn) == 0 {
+		r.clock.ms.Add(1 + r.advanceRNG.Int64N(advanceMaxMS))
+		r.res.Advances++
+	}
+	r.latest = max(r.latest, r.clock.ms.Load())
+}
+
+// flush ends the open frame (Config.ManualFlush), and notes where in the
+// epoch it did: under fsync the frames closed aside go with it.
+func (r *runner) flush() {
+	r.epoch = append(r.epoch, &entry{flush: true, retention: r.retention})
+	r.eng.Flush()
 }
 
 func (r *runner) noteError(err error) {
@@ -925,7 +997,7 @@ func checkTime(ops []applied) string {
 // engine ever began a batch at, nor fall before the last op's: a recovery
 // that lost its time would run behind its own journal after a step back
 // of the clock. ok is false when a violation was found.
-func (r *runner) recoveredTime(cands []applied, lsn int) (at int64, ok bool) {
+func (r *runner) recoveredTime(cands []applied, lsn, prev int) (at int64, ok bool) {
 	_, snap, err := journal.LoadSnapshot(r.mem, r.cfg.Dir, uint64(lsn))
 	if err != nil {
 		r.violation("reading the recovered snapshot: %v", err)
@@ -939,35 +1011,35 @@ func (r *runner) recoveredTime(cands []applied, lsn int) (at int64, ok bool) {
 	}
 	if r.cfg.Durability != engine.DurabilityFsync {
 		// Under write and none, the segments before the newest snapshot
-		// (history for the change stream) are not what recovery reads or
-		// syncs: a power cut may tear one whose background sync a crash
-		// cut short, which the mode does not promise to survive. Only
-		// what recovery replayed is held to the model's times there.
-		oldest = max(oldest, r.eng.Recovery().SnapshotLSN+1)
-	}
-	rd, err := journal.NewReader(r.mem, r.cfg.Dir, oldest)
-	if err != nil {
-		r.violation("reading the recovered journal from op %d: %v", oldest, err)
-		return 0, false
-	}
-	defer rd.Close()
-	for {
-		f, more, err := rd.Next(uint64(lsn))
-		if err != nil {
-			r.violation("reading the recovered journal: %v", err)
-			return 0, false
-		}
-		if !more {
-			break
-		}
-		for l := max(f.FirstLSN, oldest); l <= f.LastLSN(); l++ {
-			if c := &cands[l-1]; c.at != f.Stamp {
-				r.violation("op %d (%s) is journaled at time %d, the model applied it at %d", l, c.op.Kind, f.Stamp, c.at)
+		// (history for the change stream) that the last process wrote are
+		// not what recovery reads: a power cut may tear one whose
+		// background sync a crash cut short, which the mode does not
+		// promise to survive. But the previous recovery synced every
+		// segment it kept, history included (journal.BrokenNoHistorySync):
+		// the ops that were readable then (from r.readableFrom) up to the
+		// last it replayed (prev) must be readable still, those of them
+		// still kept. Past them, only what this recovery replayed is held
+		// to the model's times.
+		snapLSN := int(r.eng.Recovery().SnapshotLSN)
+		if start, end := max(oldest, r.readableFrom), min(prev, snapLSN); prev > 0 && int(start) <= end {
+			if _, ok := r.journalStamps(cands, start, end); !ok {
 				return 0, false
 			}
 		}
-		at = max(at, f.Stamp)
+		// What this recovery keeps readable, for the next one to hold it
+		// to: from the oldest op if its history came through the crash,
+		// else from what it replayed.
+		r.readableFrom = uint64(snapLSN) + 1
+		if r.readable(oldest, snapLSN) {
+			r.readableFrom = oldest
+		}
+		oldest = max(oldest, uint64(snapLSN)+1)
 	}
+	last, ok := r.journalStamps(cands, oldest, lsn)
+	if !ok {
+		return 0, false
+	}
+	at = max(at, last)
 	if lsn > 0 && at < cands[lsn-1].at {
 		r.violation("the engine recovered at time %d, before its last op (%d, at %d)", at, lsn, cands[lsn-1].at)
 		return 0, false
@@ -977,6 +1049,55 @@ func (r *runner) recoveredTime(cands []applied, lsn int) (at int64, ok bool) {
 		return 0, false
 	}
 	return at, true
+}
+
+// journalStamps reads the recovered journal's frames from op from up to
+// op limit, and compares the stamp of each op with the time the model
+// applied it at. It returns the latest stamp; ok is false when a
+// violation was found.
+func (r *runner) journalStamps(cands []applied, from uint64, limit int) (last int64, ok bool) {
+	rd, err := journal.NewReader(r.mem, r.cfg.Dir, from)
+	if err != nil {
+		r.violation("reading the recovered journal from op %d: %v", from, err)
+		return 0, false
+	}
+	defer rd.Close()
+	for {
+		f, more, err := rd.Next(uint64(limit))
+		if err != nil {
+			r.violation("reading the recovered journal from op %d up to %d: %v", from, limit, err)
+			return 0, false
+		}
+		if !more {
+			return last, true
+		}
+		for l := max(f.FirstLSN, from); l <= f.LastLSN(); l++ {
+			if c := &cands[l-1]; c.at != f.Stamp {
+				r.violation("op %d (%s) is journaled at time %d, the model applied it at %d", l, c.op.Kind, f.Stamp, c.at)
+				return 0, false
+			}
+		}
+		last = max(last, f.Stamp)
+	}
+}
+
+// readable reports whether the recovered journal's frames from op from
+// up to op limit can all be read.
+func (r *runner) readable(from uint64, limit int) bool {
+	rd, err := journal.NewReader(r.mem, r.cfg.Dir, from)
+	if err != nil {
+		return false
+	}
+	defer rd.Close()
+	for {
+		_, more, err := rd.Next(uint64(limit))
+		if err != nil {
+			return false
+		}
+		if !more {
+			return true
+		}
+	}
 }
 
 func sameResult(a, b *inventory.Result) bool {
@@ -1002,13 +1123,34 @@ func (r *runner) check() {
 	if lsn < r.recovered {
 		r.violation("recovered to op %d, but an earlier recovery replayed ops up to %d and made them durable before it went on", lsn, r.recovered)
 	}
+	prev := r.recovered
 	r.recovered = lsn
 	cands := slices.Clone(r.history)
 	lastAcked := -1
+	// Under fsync a frame stays open until a flush: a batch that finds
+	// it open joins it, at its stamp, unless the engine closes it aside
+	// (engine.cutLocked). pending: the open frame holds ops; cuts: the
+	// frames closed aside since the last flush.
+	fsync := r.cfg.Durability == engine.DurabilityFsync
+	pending, cuts := false, 0
 	for _, e := range r.epoch {
 		model.SetRetention(e.retention)
+		if e.flush {
+			pending, cuts = false, 0
+			continue
+		}
 		if e.mark {
+			if fsync && pending {
+				due, ok := model.NextDeadline()
+				if e.at-model.Now() < cutAfterMS || cuts >= cutsMax || !ok || due > e.at || r.cfg.modelNoCut {
+					continue // the batch joins the open frame
+				}
+				cuts++
+				r.res.Cuts++
+			}
+			n0 := len(cands)
 			cands = begin(model, e.at, cands)
+			pending = len(cands) > n0
 			continue
 		}
 		if e.refused {
@@ -1016,12 +1158,14 @@ func (r *runner) check() {
 		}
 		if k := e.op.Kind; (k == inventory.KindConfirm || k == inventory.KindCancel) && model.HoldDue(e.op.Hold) {
 			cands = expire(model, e.op.Hold, cands)
+			pending = true
 		}
 		res := model.Apply(&e.op, nil)
 		if e.acked && !sameResult(&res, &e.result) {
 			r.violation("op %v: engine replied %+v, the model %+v", e.op, e.result, res)
 		}
 		if res.Changed && e.op.Kind.Mutates() {
+			pending = true
 			cands = append(cands, applied{op: e.op, at: model.Now(), retention: e.retention})
 			if e.acked && !e.afterKill {
 				lastAcked = len(cands)
@@ -1038,7 +1182,7 @@ func (r *runner) check() {
 	if lastAcked > lsn && promised {
 		r.violation("durability %s: %d acknowledged ops lost (recovered to op %d, acknowledged up to %d)", r.cfg.Durability, lastAcked-lsn, lsn, lastAcked)
 	}
-	recovered, ok := r.recoveredTime(cands, lsn)
+	recovered, ok := r.recoveredTime(cands, lsn, prev)
 	if !ok {
 		return
 	}
