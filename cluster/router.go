@@ -416,7 +416,11 @@ func (r *Router) Close() {
 		<-r.recoverDone
 	}
 	if r.stopWatch != nil {
+		// Under mu, as pool checks watchCtx and adds a watcher: none is
+		// added once Wait may have returned.
+		r.mu.Lock()
 		r.stopWatch()
+		r.mu.Unlock()
 		r.watchers.Wait()
 	}
 	r.mu.Lock()

@@ -283,10 +283,11 @@ type Engine struct {
 	// grouped: frames are sealed and written by the flusher only (fsync
 	// mode, and every mode of a replicated engine). Set at Open.
 	grouped bool
-	// cut are frames closed aside while the flusher wrote (cutLocked): the
+	// cut are frames closed aside (cutLocked), cutBytes their size: the
 	// next flush writes them, in order, before the pending frame; guarded
 	// by mu. flushFrames is the flusher's list of a flush's frames.
 	cut         [][]byte
+	cutBytes    int
 	flushFrames [][]byte
 	standby     *NotPrimaryError // non-nil while a standby (replicate.go); guarded by mu
 	replica     Replicator       // the primary's replicated log, or nil; guarded by mu
@@ -696,21 +697,27 @@ const cutAfter = 50 * time.Millisecond
 // the flusher's fdatasync (or append to the replicated log) took: behind
 // a 400 ms fdatasync no tick expired a hold due after that stamp, and a
 // confirm sent 350 ms past the hold's deadline was answered OK
-// (TestSlowSyncDoesNotHoldBackExpiry). At most cutsMax frames wait aside;
-// past that the batch joins the open frame.
+// (TestSlowSyncDoesNotHoldBackExpiry). At most cutsMax frames, of
+// FrameBytesMax in all, wait aside; past that the batch joins the open
+// frame.
 func (e *Engine) cutLocked(now int64) (fresh bool) {
-	if now-e.journal.Stamp() < cutAfter.Milliseconds() || len(e.cut) >= cutsMax {
+	if now-e.journal.Stamp() < cutAfter.Milliseconds() || len(e.cut) >= cutsMax ||
+		e.cutBytes+e.journal.PendingBytes() > e.cfg.FrameBytesMax {
 		return false
 	}
 	if due, ok := e.state.NextDeadline(); !ok || due > now {
 		return false
 	}
-	e.cut = append(e.cut, e.journal.SealAside())
+	f := e.journal.SealAside()
+	e.cut = append(e.cut, f)
+	e.cutBytes += len(f)
 	return true
 }
 
-// cutsMax bounds the frames closed aside between two flushes.
-const cutsMax = 16
+// cutsMax bounds the frames closed aside between two flushes: at one per
+// cutAfter, a stall of 51 s. Their bytes are bounded by FrameBytesMax as
+// the open frame's are (what an expiry storm can add).
+const cutsMax = 1024
 
 // expireLocked expires up to expirySliceMax holds due by the state's time,
 // each a journaled Expire op.
@@ -1073,8 +1080,9 @@ func (e *Engine) gather(timer *time.Timer, lastSync time.Duration) (stopping boo
 // gatherWaitMax bounds gather's wait whatever the last fdatasync took.
 const gatherWaitMax = 2 * time.Millisecond
 
-// flush takes the waiting replies and the pending frame, writes (and in
-// fsync mode syncs) the frame, and releases the replies. It returns the
+// flush takes the waiting replies, the frames closed aside and the pending
+// frame, writes them in order (on a primary, appends each to the log
+// first), syncs them once in fsync mode, and releases the replies. It returns the
 // batch slice for reuse and how long fdatasync took (0 when none ran; on a
 // replicated primary, the log's append, the write and the fdatasync).
 func (e *Engine) flush(spare []*Request) ([]*Request, time.Duration) {
@@ -1093,7 +1101,7 @@ func (e *Engine) flush(spare []*Request) ([]*Request, time.Duration) {
 	if e.grouped {
 		frames = append(frames, e.cut...)
 		clear(e.cut)
-		e.cut = e.cut[:0]
+		e.cut, e.cutBytes = e.cut[:0], 0
 		if frame := e.journal.Seal(); frame != nil {
 			frames = append(frames, frame)
 		}

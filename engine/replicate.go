@@ -59,7 +59,8 @@ import (
 // Replicator appends sealed frames to a shard's replicated log.
 //
 // Replicate is called by the engine's flusher only, one frame at a time in
-// LSN order, with the frame journal.Seal returned (valid during the call).
+// LSN order, with a sealed frame (journal.Seal's or SealAside's, valid
+// during the call).
 // It returns once the log acknowledged the frame. An error that matches
 // ErrUnavailable says the frame is certainly not in the log (another
 // primary took over); any other error leaves it unknown. Either way the
