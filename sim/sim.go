@@ -59,7 +59,7 @@ const (
 	// the clock, it begins a frame of its own, unless cutsMax frames wait
 	// aside already.
 	cutAfterMS = 50
-	cutsMax    = 16
+	cutsMax    = 1024
 	// advanceOneIn and advanceMaxMS: between two submissions of an fsync
 	// window the clock moves, one time in advanceOneIn, by up to
 	// advanceMaxMS (runner.between).
