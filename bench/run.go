@@ -292,8 +292,8 @@ func (r *runner) run(ctx context.Context) error {
 			}
 		})
 	}
-	// The run ends when the last worker does, timed here: the loop below
-	// may be held up (a slow Progress callback) before it sees finished.
+	// The run ends when the last worker does, timed here, not when the
+	// loop below sees finished (it may be taking a per-second sample).
 	finished := make(chan struct{})
 	var end time.Time
 	go func() { wg.Wait(); end = time.Now(); close(finished) }()
@@ -307,8 +307,8 @@ func (r *runner) run(ctx context.Context) error {
 	// at the first op scheduled past it (see runOpen) instead: ops due
 	// before it but held up by a stalled store must still be sent and
 	// timed, or the stall would vanish from the results. The deadline
-	// stops the workers from its own timer, not from the loop below,
-	// which a slow Progress callback may hold up.
+	// stops the workers from its own timer (it once was a case of the
+	// loop below, which a slow Progress callback then held up).
 	if r.cfg.Duration > 0 && !r.cfg.OpenLoop() {
 		t := time.AfterFunc(r.cfg.Duration, func() { r.stop.Store(true) })
 		defer t.Stop()
@@ -333,6 +333,8 @@ func (r *runner) run(ctx context.Context) error {
 	for {
 		select {
 		case <-finished:
+			close(stopProgress)
+			<-progressDone
 			if r.cfg.Timed != nil {
 				r.cfg.Timed(false)
 			}
@@ -341,8 +343,6 @@ func (r *runner) run(ctx context.Context) error {
 			if total > lastTotal || r.seconds == 0 {
 				r.throughput.Add(r.seconds, total-lastTotal)
 			}
-			close(stopProgress)
-			<-progressDone
 			if r.cfg.Progress != nil {
 				r.report(total, 0, true)
 			}

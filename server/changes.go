@@ -71,10 +71,12 @@ func (s *Server) putChangeSlot() { <-s.changeSlots }
 // slot is taken, so that a blocked reader holds none; a read with events
 // to return takes a slot for as long as it reads them.
 //
-// gone, when not nil, reports that the client went away: it is asked every
-// peerGoneCheckEvery during the wait, which it then ends (the reply goes
-// nowhere, and the connection is freed rather than held to the end of the
-// BLOCK).
+// gone, when not nil, reports that the client went away (its socket reads
+// end of file): it is asked every peerGoneCheckEvery during the wait,
+// which it then ends, and the connection is freed rather than held to the
+// end of the BLOCK. A client that only shut down its sending side gets its
+// reply then, with the events durable by that time (as Redis frees a
+// blocked client at end of file).
 func (s *Server) readChanges(ctx context.Context, req changes.Request, gone func() bool) ([]changes.Event, error) {
 	durable := s.engine.DurableLSN()
 	if req.After == durable && req.Block > 0 {

@@ -9,9 +9,10 @@
 //     choice the seed bench compared: --transactional is a tx channel
 //     (tx.select, the messages, tx.commit), otherwise publisher confirms
 //     (each message confirmed by the broker) or, with --confirm=false,
-//     fire-and-forget; messages go with mandatory set, and one the broker
-//     returns (it reached no queue) fails the call, although the broker
-//     confirms or commits it all the same;
+//     fire-and-forget; messages go with mandatory set, and with confirms
+//     or a transaction one the broker returns (it reached no queue) fails
+//     the call, although the broker confirms or commits it all the same
+//     (fire-and-forget learns nothing, returns included);
 //   - READ consumes the next message with a manual ack (basic.consume
 //     with a prefetch window, one ack per message);
 //   - --durable makes the queue durable and the messages persistent (the

@@ -100,7 +100,13 @@ func (s *Store) dial() (*amqp.Connection, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, fmt.Errorf("rabbitmq: address %s: %v", redacted(s.url), err)
+		if strings.Contains(s.url, "@") {
+			// Credentials in an address that does not parse (a '/' in
+			// the password, say) are where redacted cannot find them,
+			// and the parser's message may quote them: neither is shown.
+			return nil, fmt.Errorf("rabbitmq: the address (it holds credentials, not shown) does not parse as amqp://user:password@host:port/vhost (a reserved character in the password must be percent-encoded)")
+		}
+		return nil, fmt.Errorf("rabbitmq: address %s: %v", s.url, err)
 	}
 	conn, err := amqp.DialConfig(s.url, amqp.Config{Dial: amqp.DefaultDial(s.cfg.Timeout)})
 	if err != nil {
