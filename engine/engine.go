@@ -1077,6 +1077,53 @@ func (e *Engine) gather(timer *time.Timer, lastSync time.Duration) (stopping boo
 	}
 }
 
+// writeFrames makes a flush's frames as durable as the mode says, in
+// order: on a primary each is appended to the log first (the local journal
+// stays a prefix of it), then they are written to the journal and, in
+// fsync mode, synced once, and published. The error is classed for the
+// batch's replies: refused only when no frame reached the log.
+func (e *Engine) writeFrames(replica Replicator, frames [][]byte, trace *Trace) error {
+	trace.Taken = time.Now()
+	if replica != nil {
+		for i, frame := range frames {
+			if err := e.replicate(replica, frame); err != nil {
+				if i > 0 && !errors.Is(err, ErrOutcomeUnknown) {
+					// The frames before it are in the log: the batch's
+					// outcome is unknown, not refused.
+					return unknownOutcome(err)
+				}
+				return err
+			}
+		}
+	}
+	if err := e.writeLocal(frames, trace); err != nil {
+		e.fail(err)
+		return unknownOutcome(err)
+	}
+	for _, frame := range frames {
+		e.published(frame)
+	}
+	return nil
+}
+
+// writeLocal writes frames to the journal and, in fsync mode, syncs them.
+func (e *Engine) writeLocal(frames [][]byte, trace *Trace) error {
+	for _, frame := range frames {
+		if err := e.journal.WriteFrame(frame); err != nil {
+			return err
+		}
+	}
+	e.stats.journalBytes.Store(e.journal.Bytes())
+	if e.cfg.Durability != DurabilityFsync {
+		return nil
+	}
+	trace.Written = time.Now()
+	err := e.journal.Sync()
+	trace.Synced = time.Now()
+	e.stats.sync(trace.Synced.Sub(trace.Written))
+	return err
+}
+
 // gatherWaitMax bounds gather's wait whatever the last fdatasync took.
 const gatherWaitMax = 2 * time.Millisecond
 
@@ -1126,42 +1173,7 @@ func (e *Engine) flush(spare []*Request) ([]*Request, time.Duration) {
 	var trace Trace
 	err := failure
 	if err == nil && len(frames) > 0 {
-		trace.Taken = time.Now()
-		for i, frame := range frames {
-			if replica != nil {
-				if err = e.replicate(replica, frame); err != nil {
-					if i > 0 && !errors.Is(err, ErrOutcomeUnknown) {
-						// The frames before it are in the log: the
-						// batch's outcome is unknown, not refused.
-						err = unknownOutcome(err)
-					}
-					break
-				}
-			}
-			if err = e.journal.WriteFrame(frame); err != nil {
-				e.fail(err)
-				err = unknownOutcome(err)
-				break
-			}
-		}
-		if err == nil {
-			e.stats.journalBytes.Store(e.journal.Bytes())
-			if e.cfg.Durability == DurabilityFsync {
-				trace.Written = time.Now()
-				err = e.journal.Sync()
-				trace.Synced = time.Now()
-				e.stats.sync(trace.Synced.Sub(trace.Written))
-				if err != nil {
-					e.fail(err)
-					err = unknownOutcome(err)
-				}
-			}
-			if err == nil {
-				for _, frame := range frames {
-					e.published(frame)
-				}
-			}
-		}
+		err = e.writeFrames(replica, frames, &trace)
 	} else if err != nil {
 		err = refused(err)
 	}
