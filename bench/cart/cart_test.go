@@ -69,6 +69,7 @@ func TestExpiryLagIsTheStores(t *testing.T) {
 		// The expiry watcher's session (the one opened after the
 		// workers') looks slowly.
 		s.slowSession, s.slowHoldGet = 5, 2*time.Millisecond
+		s.holdPause = time.Millisecond
 		w, err := Generate(p)
 		if err != nil {
 			t.Fatal(err)
@@ -82,6 +83,7 @@ func TestExpiryLagIsTheStores(t *testing.T) {
 		if x["expiry_lag_samples"].(int) < 20 {
 			t.Fatalf("flaw %d: too few holds timed: %v", f, x)
 		}
+		t.Logf("flaw %d: %v holds timed", f, x["expiry_lag_samples"])
 		return x["expiry_lag_p50_ms"].(float64), x["expiry_lag_p99_ms"].(float64)
 	}
 	onP50, onP99 := lag(flawNone)
