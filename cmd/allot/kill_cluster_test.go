@@ -23,7 +23,13 @@ func auditCluster(t *testing.T, kills int, faults []string, rejoin bool, env ...
 	c := privateCluster(ctx, t, faults, env...)
 	res := kill.Run(ctx, kill.Config{
 		Store: "allot-cluster", Durability: store.DurabilityFsync, Kills: kills, Workers: 8, Seed: 5,
-		OpsMax: 20000, Server: c, Log: testLog{t},
+		// The kill within 250-700 ms of a round's first op, with ops for
+		// far longer: up to 8,000 ops a second are acknowledged here, and
+		// a round whose workers sent every op before the kill tests
+		// nothing (with 20,000 ops and the default window of up to 1.5 s,
+		// a machine four times as fast would have).
+		OpsMax: 80000, KillAfterMin: 250 * time.Millisecond, KillAfterMax: 700 * time.Millisecond,
+		Server: c, Log: testLog{t},
 		Open: func(ctx context.Context) (store.Store, error) { return c.open(ctx, 8, 30*time.Second) },
 	})
 	if res.Error == "" && rejoin {
@@ -44,7 +50,7 @@ func auditCluster(t *testing.T, kills int, faults []string, rejoin bool, env ...
 func TestClusterKillAudit(t *testing.T) {
 	kills := len(clusterFaults)
 	res := auditCluster(t, kills, clusterFaults, true)
-	if res.Error != "" || res.Failed() || res.Kills != kills || res.LostAcked != 0 || res.Acked == 0 {
+	if res.Error != "" || res.Failed() || res.Kills != kills || res.LostAcked != 0 || res.Acked == 0 || res.KilledEarly != 0 {
 		t.Fatalf("the audit of a correct shard failed: %+v", res)
 	}
 }
@@ -53,7 +59,7 @@ func TestClusterKillAudit(t *testing.T) {
 // acknowledged ops when it is killed: the audit must see it.
 func TestClusterKillAuditCatchesAckBeforeAppend(t *testing.T) {
 	res := auditCluster(t, 1, []string{faultKillPrimary}, false, "ALLOT_CLUSTER_FAULT="+cluster.FaultAckBeforeAppend)
-	if res.LostAcked == 0 || !res.Failed() {
+	if res.LostAcked == 0 || !res.Failed() || res.KilledEarly != 0 {
 		t.Fatalf("a shard acknowledging before the append passed the audit: %+v", res)
 	}
 }
