@@ -73,7 +73,9 @@ func TestAudit16DurationStopsOnTimeDespiteASlowProgressCallback(t *testing.T) {
 	if res.Ops == int64(len(w.Ops)) {
 		t.Fatalf("all %d ops ran before the bound", res.Ops)
 	}
-	if res.Seconds > d.Seconds()+0.3 {
+	// The callback's 1.5 s stall is what must not count; the rest of the
+	// slack is for winding down on a loaded machine.
+	if res.Seconds > d.Seconds()+1 {
 		t.Fatalf("a run bounded to %v ran %.3f s (%d ops)", d, res.Seconds, res.Ops)
 	}
 }

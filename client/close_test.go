@@ -62,7 +62,11 @@ func TestCloseLeavesNoConnectionOpen(t *testing.T) {
 				}
 			}()
 		}
-		time.Sleep(3 * time.Millisecond)
+		// Until the first ping is answered (a fixed pause saw none on a
+		// loaded machine, and the round then proved nothing).
+		for wait := time.Now().Add(5 * time.Second); pings.Load() == 0 && time.Now().Before(wait); {
+			time.Sleep(time.Millisecond)
+		}
 		if round%2 == 0 {
 			// Idle, all of them, when Close comes.
 			stop.Store(true)

@@ -50,7 +50,9 @@ func TestAuditDownStopsAPausedServer(t *testing.T) {
 	if alive(pid) {
 		t.Fatalf("pid %d survived Down", pid)
 	}
-	if took := time.Since(start); took > 3*time.Second {
+	// Below the 5 s timeout it used to wait out, with room for a loaded
+	// machine's slow shutdown.
+	if took := time.Since(start); took > 4500*time.Millisecond {
 		t.Fatalf("Down of a paused server took %v", took)
 	}
 }

@@ -159,7 +159,7 @@ func TestAudit11KillNoticesExitedProcessesPromptly(t *testing.T) {
 	if err != nil || pid != cmd.Process.Pid {
 		t.Fatalf("Kill: pid %d, %v; want %d", pid, err, cmd.Process.Pid)
 	}
-	if took > 2*time.Second {
+	if took > 5*time.Second { // half of the 10 s it waited, and room for a loaded machine
 		t.Errorf("Kill of a server whose processes were dead at once took %v", took)
 	}
 	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
