@@ -36,7 +36,8 @@ type Config struct {
 	RequestBytesMax int
 	// ArgsMax bounds the arguments of one RESP command, its name included
 	// (default 512: room for a HOLD or an ORDER with ID of 64 lines, 259
-	// arguments, so that a 65-line one gets the domain's error; at least 8).
+	// arguments, so that a 65-line one gets the domain's error; at least
+	// resp.ArgsMaxFloor, 9).
 	ArgsMax int
 	// ConnectionsMax bounds open RESP connections; one more is answered
 	// "-ERR max number of clients reached" and closed (default 9,000). It

@@ -125,7 +125,7 @@ func TestServeFlagsAndEnvironment(t *testing.T) {
 		{"flag beats environment", []string{"ALLOT_DURABILITY=write"}, []string{"--resp", "127.0.0.1:0", "--http", "", "--durability", "none"}, 0, "durability none"},
 		{"bad number in the environment", []string{"ALLOT_ARGS_MAX=lots"}, []string{"--resp", "127.0.0.1:0"}, 2, `ALLOT_ARGS_MAX="lots" is not an integer`},
 		{"bad durability", nil, []string{"--durability", "sometimes", "--resp", "127.0.0.1:0"}, 2, `engine: unknown durability "sometimes" (want fsync, write or none)`},
-		{"limit below its floor", nil, []string{"--resp", "127.0.0.1:0", "--args-max", "2"}, 2, "args max must be at least 8"},
+		{"limit below its floor", nil, []string{"--resp", "127.0.0.1:0", "--args-max", "2"}, 2, "args max must be at least 9"},
 		{"bad RESP I/O", nil, []string{"--resp", "127.0.0.1:0", "--resp-io", "threads"}, 2, `server: RESP I/O "threads": want "loop" or "goroutine"`},
 		{"RESP I/O from the environment", []string{"ALLOT_RESP_IO=goroutine"}, []string{"--resp", "127.0.0.1:0", "--http", ""}, 0, "allot serve: RESP I/O goroutine"},
 	}

@@ -38,7 +38,7 @@ func TestConfigValidate(t *testing.T) {
 		{server.Config{RESPAddr: "0.0.0.0:7379", Insecure: true}, ""},
 		{server.Config{}, "server: neither a RESP nor an HTTP address is set"},
 		{server.Config{RESPAddr: "nonsense"}, `server: RESP address "nonsense": address nonsense: missing port in address`},
-		{server.Config{RESPAddr: "127.0.0.1:0", ArgsMax: 3}, "server: resp: args max must be at least 8 (the longest contract command has 7), got 3"},
+		{server.Config{RESPAddr: "127.0.0.1:0", ArgsMax: 3}, "server: resp: args max must be at least 9 (STOCK.SET ... ID <key>, the longest command of fixed length, has 9), got 3"},
 		{server.Config{RESPAddr: "127.0.0.1:0", ConnectionsMax: -1}, "server: connections max must be positive, got -1"},
 		{server.Config{RESPAddr: "127.0.0.1:0", Password: "a\nb"}, "server: the password must not contain CR or LF"},
 		{server.Config{RESPAddr: "127.0.0.1:0", RESPIO: "threads"}, `server: RESP I/O "threads": want "loop" or "goroutine"`},

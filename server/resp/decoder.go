@@ -14,6 +14,20 @@ const headerBytesMax = 24
 // cannot overflow an int64 in the arithmetic below.
 const digitsMax = 18
 
+// bulkBytesMax is the longest bulk string the decoder skips when it breaks
+// Limits.CommandBytesMax: a longer length is a protocol error (fatal), as
+// Redis refuses one past proto-max-bulk-len (512 MB by default). Skipping
+// a length no client will ever send the bytes of (readHeader passes up to
+// 10^18-1) would swallow every later command on the connection without a
+// reply: the connection would look open and be dead.
+const bulkBytesMax = 512 << 20
+
+// ArgsMaxFloor is the least Limits.ArgsMax: the arguments of the longest
+// contract command of fixed length, its name included (STOCK.SET <sku>
+// <warehouse> <condition> <source> <count> <price> ID <key>). A floor of 8,
+// from before ID, let a limit refuse a well-formed STOCK.SET.
+const ArgsMaxFloor = 9
+
 // Limits bound one command. Both are named settings of allot serve.
 type Limits struct {
 	// CommandBytesMax bounds the whole frame of one command, headers
@@ -28,8 +42,8 @@ func (l Limits) Validate() error {
 	if l.CommandBytesMax < 64 {
 		return fmt.Errorf("resp: command bytes max must be at least 64, got %d", l.CommandBytesMax)
 	}
-	if l.ArgsMax < 8 {
-		return fmt.Errorf("resp: args max must be at least 8 (the longest contract command has 7), got %d", l.ArgsMax)
+	if l.ArgsMax < ArgsMaxFloor {
+		return fmt.Errorf("resp: args max must be at least %d (STOCK.SET ... ID <key>, the longest command of fixed length, has %d), got %d", ArgsMaxFloor, ArgsMaxFloor, l.ArgsMax)
 	}
 	return nil
 }
@@ -186,7 +200,7 @@ func (d *Decoder) multibulk(b []byte) ([][]byte, int, *Error) {
 		if !ok {
 			return nil, 0, err
 		}
-		if size < 0 {
+		if size < 0 || size > bulkBytesMax {
 			return nil, 0, errBulkLength
 		}
 		if next+size+2 > d.limits.CommandBytesMax {
@@ -290,7 +304,7 @@ func (d *Decoder) skip(b []byte) (int, *Error) {
 			}
 			return n, err
 		}
-		if size < 0 {
+		if size < 0 || size > bulkBytesMax {
 			d.skipArgs = 0
 			return n, errBulkLength
 		}

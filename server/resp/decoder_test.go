@@ -99,7 +99,7 @@ func TestDecoder(t *testing.T) {
 		{"not a bulk", "*1\r\n:4\r\n", `err("Protocol error: expected '$', got ':'", fatal=true)`, -1},
 		{"negative bulk", "*1\r\n$-2\r\nxx", `err("Protocol error: invalid bulk length", fatal=true)`, -1},
 		{"bulk length past int64", "*1\r\n$9223372036854775807\r\nabc\r\n", `err("Protocol error: invalid bulk length", fatal=true)`, -1},
-		{"huge bulk", "*1\r\n$999999999999\r\nabc\r\n", `err("command is longer than the limit of 128 bytes (command bytes max)", fatal=false)`, 0},
+		{"huge bulk", "*1\r\n$99999999\r\nabc\r\n", `err("command is longer than the limit of 128 bytes (command bytes max)", fatal=false)`, 0},
 		{"bulk too long then ping", "*2\r\n$4\r\nPING\r\n$200\r\n" + long + "\r\n*1\r\n$4\r\nPING\r\n",
 			`err("command is longer than the limit of 128 bytes (command bytes max)", fatal=false) cmd["PING"]`, 0},
 		{"too many args then ping", "*9\r\n" + strings.Repeat("$1\r\na\r\n", 9) + "*1\r\n$4\r\nPING\r\n",

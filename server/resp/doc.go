@@ -13,8 +13,9 @@
 //     Limits.CommandBytesMax bytes of frame. A command that breaks a limit
 //     but is well framed is skipped to its end and answered with an error,
 //     so the connection stays usable; a frame that cannot be resynchronised
-//     (garbage where a header belongs) is a fatal error and the server
-//     closes the connection after replying, as Redis does.
+//     (garbage where a header belongs, or a bulk length past bulkBytesMax,
+//     512 MB, whose bytes no client will send) is a fatal error and the
+//     server closes the connection after replying, as Redis does.
 //   - Replies follow the wire contract in DESIGN.md word for word:
 //     -INSUFFICIENT available <k>, -NOTFOUND no such row, -ERR <detail>.
 //
