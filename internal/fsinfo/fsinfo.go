@@ -120,8 +120,15 @@ func within(dir, mount string) bool {
 //
 // fields: id, parent, major:minor, root, mount point, mount options,
 // optional fields up to "-", then type, source, super options.
+//
+// Fields are split at each ' ', as the kernel writes them: it escapes
+// space, tab, newline and backslash in a path but nothing else, so a path
+// may hold \v, \r or a Unicode space (U+3000 in a volume label), where
+// strings.Fields would cut it; and a mount with an empty source (mount -t
+// tmpfs "" /mnt) has an empty field there ("- tmpfs  rw"), which
+// strings.Fields would drop, shifting the fields after it.
 func parseMountinfoLine(line string) (Info, bool) {
-	f := strings.Fields(line)
+	f := strings.Split(line, " ")
 	if len(f) < 10 {
 		return Info{}, false
 	}
