@@ -116,7 +116,7 @@ func (s *Space) Load(ctx context.Context, recs []store.RWRecord) error {
 		}
 		for j := range ops {
 			if results[j].Code != inventory.CodeOK {
-				return fmt.Errorf("rowrecords: loading %s: %v %s", ops[j].Key.SKU, results[j].Code, results[j].Detail)
+				return outcome("loading "+ops[j].Key.SKU, results[j])
 			}
 		}
 	}
@@ -157,7 +157,7 @@ func (s *Space) Records(ctx context.Context) ([]store.RWRecord, error) {
 				out = append(out, store.RWRecord{Key: ops[j].Key.SKU, Value: results[j].Count})
 			case inventory.CodeNotFound:
 			default:
-				return nil, fmt.Errorf("rowrecords: reading %s: %v %s", ops[j].Key.SKU, results[j].Code, results[j].Detail)
+				return nil, outcome("reading "+ops[j].Key.SKU, results[j])
 			}
 		}
 	}
@@ -186,8 +186,13 @@ type Session struct {
 
 var _ store.RWPipeliner = (*Session)(nil)
 
+// outcome is the error of an op that did not succeed: "rowrecords: <what>:
+// <code>", then ": <detail>" when the result has one.
 func outcome(what string, r inventory.Result) error {
-	return fmt.Errorf("rowrecords: %s: %v %s", what, r.Code, r.Detail)
+	if r.Detail == "" {
+		return fmt.Errorf("rowrecords: %s: %v", what, r.Code)
+	}
+	return fmt.Errorf("rowrecords: %s: %v: %s", what, r.Code, r.Detail)
 }
 
 func (se *Session) Read(ctx context.Context, key string) (int64, bool, error) {
