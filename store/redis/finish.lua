@@ -10,14 +10,23 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- above_max reports whether the decimal count c (no leading zeros, as
+-- Redis writes integers) is above COUNT_MAX, exactly: same-length digit
+-- strings compare as numbers. HINCRBY's own integer reply reaches Lua as
+-- a double, 512 apart near 2^62, so every count from 2^62-256 up read as
+-- 2^62: comparing it capped counts that were still below the bound.
+local function above_max(c)
+  return #c > #COUNT_MAX or (#c == #COUNT_MAX and c > COUNT_MAX)
+end
+
 -- give_back returns a hold's units to the rows they left. A count pushed
--- to 2^62 or more (a double compare: 2^62-1 itself reads as 2^62, and is
--- then set to itself) is capped at 2^62-1.
+-- past 2^62-1 is capped there (HINCRBY cannot overflow: 2^62-1 plus a
+-- hold's units is far below 2^63).
 local function give_back(hold)
   local ret = redis.call('HGET', hold, 'ret') or ''
   for key, n in string.gmatch(ret, '([^' .. RS .. ']+)' .. RS .. '(%d+)' .. LS) do
-    local v = redis.call('HINCRBY', key, 'c', n)
-    if v >= 4611686018427387904 then
+    redis.call('HINCRBY', key, 'c', n)
+    if above_max(redis.call('HGET', key, 'c')) then
       redis.call('HSET', key, 'c', COUNT_MAX)
     end
   end

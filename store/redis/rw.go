@@ -43,7 +43,9 @@ var _ store.RWStore = (*Store)(nil)
 //     updates. Locked: one Lua script reads and writes (Redis runs it
 //     alone). Versioned: WATCH, GET, MULTI, SET, EXEC, retried when EXEC
 //     aborts because the key changed — Redis's own compare-and-set.
-//   - --durable: appendfsync always (AOF on) or no; put back on Close.
+//   - --durable: appendfsync always (AOF on), else appendfsync no (AOF
+//     on), or no AOF when the store runs in durability none; put back on
+//     Close.
 //   - kv: pipelined SET and GET on the session's one connection.
 type rwSpace struct {
 	s       *Store
@@ -51,17 +53,25 @@ type rwSpace struct {
 	mu      sync.Mutex
 	written map[string]struct{} // full keys loaded or written: what Records reads
 	opts    store.RWOptions
+	setting string // the AOF settings RWOpen made, for Info
 	insert  *goredis.Script
 	modify  *goredis.Script
 }
 
 // RWOpen sets the AOF policy; the space's keys carry a prefix of their own.
 func (s *Store) RWOpen(ctx context.Context, opts store.RWOptions) (store.RWSpace, error) {
-	fsync := "no"
-	if opts.Durable {
+	// Durable: AOF fsynced on every write. Not durable: AOF written and
+	// left to the OS (durability write), or no AOF at all when the store
+	// runs in durability none, as allot's engine (no journal) and
+	// Tarantool (wal_mode none) then do: AOF on there handicapped Redis.
+	appendonly, fsync := "yes", "no"
+	switch {
+	case opts.Durable:
 		fsync = "always"
+	case s.cfg.Durability == store.DurabilityNone:
+		appendonly = "no"
 	}
-	for _, kv := range [][2]string{{"appendfsync", fsync}, {"appendonly", "yes"}} {
+	for _, kv := range [][2]string{{"appendfsync", fsync}, {"appendonly", appendonly}} {
 		if err := s.client.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
 			return nil, fmt.Errorf("redis: CONFIG SET %s %s: %w", kv[0], kv[1], err)
 		}
@@ -69,7 +79,9 @@ func (s *Store) RWOpen(ctx context.Context, opts store.RWOptions) (store.RWSpace
 	if err := s.waitRewrite(ctx); err != nil {
 		return nil, err
 	}
-	sp := &rwSpace{s: s, prefix: rwPrefix + store.RWSpaceID() + ":", written: map[string]struct{}{}, opts: opts, insert: goredis.NewScript(rwInsertSource), modify: goredis.NewScript(rwModifySource)}
+	sp := &rwSpace{s: s, prefix: rwPrefix + store.RWSpaceID() + ":", written: map[string]struct{}{}, opts: opts,
+		setting: "appendonly " + appendonly + ", appendfsync " + fsync,
+		insert:  goredis.NewScript(rwInsertSource), modify: goredis.NewScript(rwModifySource)}
 	for _, sc := range []*goredis.Script{sp.insert, sp.modify} {
 		if err := sc.Load(ctx, s.client).Err(); err != nil {
 			return nil, fmt.Errorf("redis: loading a records script: %w", err)
@@ -102,11 +114,7 @@ func (sp *rwSpace) remember(keys ...string) {
 }
 
 func (sp *rwSpace) Info() store.RWInfo {
-	fsync := "appendfsync no"
-	if sp.opts.Durable {
-		fsync = "appendfsync always"
-	}
-	return store.RWInfo{Setting: "appendonly yes, " + fsync + "; reads never wait (one command at a time: hard = soft); modify locked = one Lua script"}
+	return store.RWInfo{Setting: sp.setting + "; reads never wait (one command at a time: hard = soft); modify locked = one Lua script"}
 }
 
 func (sp *rwSpace) Load(ctx context.Context, recs []store.RWRecord) error {
