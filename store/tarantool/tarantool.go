@@ -166,7 +166,8 @@ func (s *Store) setup(ctx context.Context) error {
 	return nil
 }
 
-// Load empties the space and inserts rows, one transaction per chunk.
+// Load empties the space, and the holds and order keys of checkout beside
+// it (allot.truncate), and inserts rows, one transaction per chunk.
 func (s *Store) Load(ctx context.Context, rows []inventory.Row) error {
 	if err := store.CheckRows(rows); err != nil {
 		return fmt.Errorf("tarantool: load: %w", err)
