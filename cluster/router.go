@@ -200,6 +200,10 @@ type Router struct {
 
 	mu    sync.Mutex
 	pools map[string]*client.Client // by shard: a pool to the primary the lease named
+	// primaryConns holds, by pool, its connections whose node said it is
+	// the primary (HELLO's role): a read goes on no other (send). Guarded
+	// by mu.
+	primaryConns map[*client.Client]map[*client.Conn]struct{}
 	// watched: the shards whose lease a goroutine follows (followLease),
 	// from their first pool until Close (stopWatch, watchers).
 	watched   map[string]bool
@@ -428,6 +432,7 @@ func (r *Router) Close() {
 		p.Close()
 	}
 	r.pools = map[string]*client.Client{}
+	r.primaryConns = nil
 	r.mu.Unlock()
 	r.nc.Close()
 }
@@ -486,7 +491,10 @@ func (r *Router) pool(ctx context.Context, shard string) (*client.Client, error)
 // router's reads until its next write was refused, and a read after the
 // router's own acknowledged write did not see it
 // (TestRouterReadsFollowTheLeaseNotTheAddress). Writes need no watch: a
-// standby refuses them, and call then reads the lease.
+// standby refuses them, and call then reads the lease. Nor do reads, for
+// being right: until the watch's update arrives, a read that meets the
+// standby is refused by checkPrimary; the watch moves the pool before
+// that, sparing the round trips.
 func (r *Router) followLease(ctx context.Context, shard string) {
 	for ctx.Err() == nil {
 		r.watchLease(ctx, shard)
@@ -541,6 +549,7 @@ func (r *Router) forget(shard string, p *client.Client) {
 	r.mu.Lock()
 	if r.pools[shard] == p {
 		delete(r.pools, shard)
+		delete(r.primaryConns, p)
 		defer p.Close()
 	}
 	r.mu.Unlock()
@@ -579,7 +588,7 @@ func (r *Router) callUntil(ctx context.Context, shard string, op inventory.Op, d
 			if d := r.attemptTimeout(); d > 0 {
 				actx, cancel = context.WithTimeout(ctx, d)
 			}
-			res, err = send(actx, p, op)
+			res, err = r.send(actx, shard, p, op)
 			timedOut := err != nil && client.ContextEnded(actx) != nil && client.ContextEnded(ctx) == nil
 			cancel()
 			if err == nil {
@@ -624,17 +633,81 @@ func (r *Router) attemptTimeout() time.Duration {
 // and every read of the shard was then served a moment behind the writes.
 // A catalog write or get, which Conn.Do does not encode, goes to its
 // Conn method (sendCatalog).
-func send(ctx context.Context, p *client.Client, op inventory.Op) (inventory.Result, error) {
+//
+// A read goes only on a connection whose node said it is the primary
+// (checkPrimary): a standby refuses a write, but answers a read from what
+// it applied so far.
+func (r *Router) send(ctx context.Context, shard string, p *client.Client, op inventory.Op) (inventory.Result, error) {
 	cn, err := p.Conn(ctx)
 	if err != nil {
 		return inventory.Result{}, err
 	}
 	defer cn.Close()
+	if !op.Kind.Mutates() {
+		if err := r.checkPrimary(ctx, shard, p, cn); err != nil {
+			return inventory.Result{}, err
+		}
+	}
 	switch op.Kind {
 	case inventory.KindCatalogSet, inventory.KindCatalogDel, inventory.KindCatalogGet:
 		return sendCatalog(ctx, cn, &op)
 	}
 	return cn.Do(ctx, op, nil)
+}
+
+// errStandby refuses a read on a connection whose node is a standby
+// (checkPrimary): nothing was sent.
+var errStandby = fmt.Errorf("cluster: the node at the pool's address is a standby, not the shard's primary: %w", client.ErrUnavailable)
+
+// checkPrimary asks cn's node, the first time a read goes on cn, whether
+// it is the primary (HELLO's role "master"), and refuses the read when it
+// is not (errStandby: call drops the pool and reads the lease again).
+//
+// The pool names an address, not a node: after a failover a node started
+// again at the old primary's address is a standby, still catching up, and
+// a pool that had not heard of the takeover (the lease's watch,
+// followLease, comes a moment later, longer on a loaded machine; a lease
+// read from a replica behind) dialled it again and read from it: a read
+// after the router's own acknowledged write missed that write
+// (TestRouterReadAfterWriteBeforeTheWatchUpdate). A node keeps its role
+// for as long as a connection to it lives: each term of a node (a restart,
+// a primary deposed) opens a new server, closing the last term's
+// connections; a standby promoted within its term is not asked again on a
+// connection that said "replica", as that connection's pool was dropped.
+// And a primary past its lease refuses reads too, so one that said
+// "master" never answers from behind a newer primary.
+func (r *Router) checkPrimary(ctx context.Context, shard string, p *client.Client, cn *client.Conn) error {
+	r.mu.Lock()
+	_, known := r.primaryConns[p][cn]
+	r.mu.Unlock()
+	if known {
+		return nil
+	}
+	info, err := cn.Hello(ctx)
+	if err != nil {
+		return err
+	}
+	if role := info["role"]; role != "master" {
+		return fmt.Errorf("%s says role %q: %w", p.Addr(), role, errStandby)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pools[shard] != p {
+		return nil // dropped meanwhile (closed): its next call makes another
+	}
+	if r.primaryConns == nil {
+		r.primaryConns = map[*client.Client]map[*client.Conn]struct{}{}
+	}
+	conns := r.primaryConns[p]
+	// The pool drops a connection the server closed without telling: the
+	// set forgets its connections when it outgrows what the pool can hold
+	// open, and each is asked again at its next read.
+	if conns == nil || len(conns) >= 4*max(r.cfg.Client.PoolSize, 16) {
+		conns = map[*client.Conn]struct{}{}
+		r.primaryConns[p] = conns
+	}
+	conns[cn] = struct{}{}
+	return nil
 }
 
 // primaryFailed reports whether err, from a call to a shard's pool, says
