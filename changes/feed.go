@@ -84,7 +84,9 @@ func (e *FutureError) Error() string {
 	return fmt.Sprintf("after %d is past the newest seq %d", e.After, e.Newest)
 }
 
-// Read returns up to count events after seq after, oldest first. When
+// Read returns up to count events after seq after, oldest first (count
+// is taken into 1..CountMax, the contract's bounds: the events of one read
+// are held in memory at once). When
 // none is newer it waits up to block for the first one, and returns none
 // if the wait ends first (or ctx is done). Errors: a *journal.TrimmedError
 // for a cursor older than the journal keeps, a *FutureError for one past
@@ -137,7 +139,9 @@ func (f *Feed) read(ctx context.Context, after uint64, count int, block time.Dur
 	if after == durable {
 		return []Event{}, nil
 	}
-	want := min(uint64(count), durable-after)
+	// A count past CountMax (or below 1, which as a uint64 is past it)
+	// made one read hold every event up to the newest, however many.
+	want := min(uint64(min(max(count, 1), CountMax)), durable-after)
 	events := make([]Event, 0, want)
 	// A cursor the journal no longer keeps is refused as trimmed (by the
 	// follower), though the recent events may still hold what follows it.

@@ -20,6 +20,9 @@ type Follower struct {
 	dec    *inventory.Decoder
 
 	pos uint64 // the seq of the last op applied
+	// kept is journal.Oldest when the follower started below it (from
+	// the empty state, op 1 still on disk), else 0: see below.
+	kept uint64
 
 	// The frame being read: its first LSN, stamp and ops not read yet.
 	frameLSN   uint64
@@ -72,7 +75,7 @@ func NewFollower(fs vfs.FS, dir string, after, durable uint64) (*Follower, error
 			// same place.
 			return nil, err
 		}
-		oldest, oerr := journal.Oldest(fs, dir)
+		oldest, _, oerr := oldestReadable(fs, dir)
 		if oerr != nil {
 			return nil, err
 		}
@@ -80,6 +83,46 @@ func NewFollower(fs vfs.FS, dir string, after, durable uint64) (*Follower, error
 			return nil, &journal.TrimmedError{Want: after + 1, Oldest: oldest}
 		}
 	}
+}
+
+// Oldest returns the oldest seq a reader of the journal in dir can resume
+// from (the one a *journal.TrimmedError names): journal.Oldest, or 1
+// while the journal still holds op 1.
+func Oldest(fs vfs.FS, dir string) (uint64, error) {
+	if fs == nil {
+		fs = vfs.OS{}
+	}
+	oldest, _, err := oldestReadable(fs, dir)
+	return oldest, err
+}
+
+// oldestReadable returns the oldest seq a follower can start after, and
+// journal.Oldest (kept). journal.Oldest counts from the oldest snapshot the
+// segments reach back to, but the empty state is where op 1 starts: while
+// the first segment (journal.NewReader from 1 finds it) still holds op 1,
+// every op is readable from there. Options.KeepSnapshots counts that state
+// as one kept, so after the first snapshot a data directory keeps its
+// whole history, and CHANGES 0 (DESIGN.md: "reads from the beginning")
+// was refused as trimmed although op 1 was on disk.
+//
+// The history before kept is read on trust: segments left behind a
+// snapshot installed from elsewhere, or an unsynced one a power cut
+// tore, may break off before it. A follower reading below kept reports
+// such a break as trimmed, naming kept (Follower.below).
+func oldestReadable(fs vfs.FS, dir string) (oldest, kept uint64, err error) {
+	kept, err = journal.Oldest(fs, dir)
+	if err != nil || kept <= 1 {
+		return kept, kept, err
+	}
+	r, err := journal.NewReader(fs, dir, 1)
+	if err != nil {
+		if errors.Is(err, journal.ErrTrimmed) {
+			return kept, kept, nil
+		}
+		return 0, 0, err
+	}
+	r.Close()
+	return 1, kept, nil
 }
 
 // followerAttemptsMax bounds NewFollower's fresh starts: each follows a
@@ -94,7 +137,7 @@ func trimmedUnder(err error) bool {
 }
 
 func newFollower(fs vfs.FS, dir string, after, durable uint64) (*Follower, error) {
-	oldest, err := journal.Oldest(fs, dir)
+	oldest, kept, err := oldestReadable(fs, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -111,11 +154,14 @@ func newFollower(fs vfs.FS, dir string, after, durable uint64) (*Follower, error
 		return nil, err
 	}
 	f := &Follower{state: state, reader: r, dec: inventory.NewFollowDecoder(), pos: snapLSN}
+	if snapLSN+1 < kept {
+		f.kept = kept
+	}
 	for f.pos < after {
 		ok, err := f.step(max(after, durable), nil)
 		if err != nil {
 			f.Close()
-			return nil, err
+			return nil, f.below(err)
 		}
 		if !ok {
 			f.Close()
@@ -138,7 +184,18 @@ func (f *Follower) State() *inventory.State { return f.state }
 func (f *Follower) Next(limit uint64) (Event, bool, error) {
 	var ev Event
 	ok, err := f.step(limit, &ev)
-	return ev, ok, err
+	return ev, ok, f.below(err)
+}
+
+// below returns err, or, for a follower that has not yet reached the
+// history journal.Oldest vouches for (kept), a *journal.TrimmedError
+// naming it: the ops before it are read on trust (oldestReadable), and a
+// break in them is history the journal does not keep, not damage.
+func (f *Follower) below(err error) error {
+	if err == nil || f.kept == 0 || f.pos+1 >= f.kept || errors.Is(err, journal.ErrTrimmed) {
+		return err
+	}
+	return &journal.TrimmedError{Want: f.pos + 1, Oldest: f.kept}
 }
 
 // step applies the next op if it is at or below limit, and fills ev (when

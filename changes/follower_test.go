@@ -292,7 +292,7 @@ func TestTrimmed(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	var oldest uint64
 	for time.Now().Before(deadline) {
-		if oldest, err = journal.Oldest(nil, dir); err != nil {
+		if oldest, err = changes.Oldest(nil, dir); err != nil {
 			t.Fatal(err)
 		}
 		if oldest > 1 {
@@ -466,7 +466,7 @@ func TestReadersWhileTrimming(t *testing.T) {
 	waitNoHolds(t, e)
 	close(done)
 	wg.Wait()
-	if oldest, err := journal.Oldest(nil, dir); err != nil || oldest <= 1 || trimmed == 0 {
+	if oldest, err := changes.Oldest(nil, dir); err != nil || oldest <= 1 || trimmed == 0 {
 		t.Fatalf("the journal was not trimmed under the readers (oldest %d, %v; %d reads refused): the test proves nothing", oldest, err, trimmed)
 	}
 	t.Logf("%d events seen, %d reads refused as trimmed", len(seen), trimmed)

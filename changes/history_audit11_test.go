@@ -51,7 +51,7 @@ func TestReaderBehindTheNewestSnapshotResumes(t *testing.T) {
 	if newest < 200 {
 		t.Fatalf("newest snapshot at %d: the test wants two", newest)
 	}
-	oldest, err := journal.Oldest(nil, e.Dir())
+	oldest, err := changes.Oldest(nil, e.Dir())
 	if err != nil || oldest > newest-50 {
 		t.Fatalf("oldest readable %d (%v), newest snapshot %d: no history kept before it", oldest, err, newest)
 	}
