@@ -13,6 +13,7 @@ var (
 
 // Ping sends PING on the session's connection.
 func (se *Session) Ping(ctx context.Context) error {
+	defer se.release()
 	cn, err := se.connection(ctx)
 	if err != nil {
 		return err

@@ -505,6 +505,7 @@ func (s *Store) Session(ctx context.Context) (store.Session, error) {
 		c.Close()
 		return nil, err
 	}
+	se.release() // connected, and idle in the session's pool
 	return se, nil
 }
 

@@ -15,7 +15,10 @@ var _ store.RWStore = (*Store)(nil)
 // RWOpen keeps the records of workloads rw and kv as rows of the server,
 // over RESP (package rowrecords says how each request maps onto the wire
 // contract's commands: STOCK.GET, STOCK.SET, RELEASE). Each session has a
-// connection of its own.
+// connection of its own; allot-mux's sessions (Options.Shared) send
+// through the store's shared connection instead, as its inventory
+// sessions do and as the result's description says. Load and Records,
+// untimed, have a connection of their own either way.
 func (s *Store) RWOpen(ctx context.Context, opts store.RWOptions) (store.RWSpace, error) {
 	info, err := s.client.Hello(ctx)
 	if err != nil {
@@ -25,7 +28,7 @@ func (s *Store) RWOpen(ctx context.Context, opts store.RWOptions) (store.RWSpace
 	if err != nil {
 		return nil, err
 	}
-	open := func(ctx context.Context) (rowrecords.Ops, error) {
+	openConn := func(ctx context.Context) (rowrecords.Ops, error) {
 		cfg := s.clientCfg
 		cfg.PoolSize = 1
 		c, err := client.New(cfg)
@@ -33,40 +36,43 @@ func (s *Store) RWOpen(ctx context.Context, opts store.RWOptions) (store.RWSpace
 			return nil, fmt.Errorf("store/remote: %w", err)
 		}
 		o := &connOps{s: s, client: c}
-		if _, err := o.conn(ctx); err != nil {
+		cn, err := o.conn(ctx) // connected now, idle in the pool until the first call
+		if err != nil {
 			c.Close()
 			return nil, err
 		}
+		cn.Close()
 		return o, nil
 	}
-	admin, err := open(ctx)
+	admin, err := openConn(ctx)
 	if err != nil {
 		return nil, err
+	}
+	open := openConn
+	if s.sh != nil {
+		if _, _, err := s.sh.get(); err != nil {
+			admin.Close()
+			return nil, s.wrap(err)
+		}
+		open = func(context.Context) (rowrecords.Ops, error) { return &sharedOps{s: s}, nil }
 	}
 	return rowrecords.NewSpace(setting, admin, open), nil
 }
 
-// connOps is one connection; after a failed call the next takes a fresh
-// one.
+// connOps is one connection, taken from its pool (of one) for each call
+// and given back after it, as a Session's (Session.connection): the pool
+// closes one a call failed on, and checks one that sat idle.
 type connOps struct {
 	s      *Store
 	client *client.Client
-	cn     *client.Conn
 }
 
+// conn takes the connection for one call; the caller closes it after.
 func (o *connOps) conn(ctx context.Context) (*client.Conn, error) {
-	if o.cn != nil && o.cn.Err() == nil {
-		return o.cn, nil
-	}
-	if o.cn != nil {
-		o.cn.Close()
-		o.cn = nil
-	}
 	cn, err := o.client.Conn(ctx)
 	if err != nil {
 		return nil, o.s.wrap(err)
 	}
-	o.cn = cn
 	return cn, nil
 }
 
@@ -75,6 +81,7 @@ func (o *connOps) Do(ctx context.Context, op inventory.Op) (inventory.Result, er
 	if err != nil {
 		return inventory.Result{}, err
 	}
+	defer cn.Close()
 	r, err := cn.Do(ctx, op, nil)
 	if err != nil {
 		return r, o.s.wrap(err)
@@ -87,15 +94,11 @@ func (o *connOps) Pipeline(ctx context.Context, ops []inventory.Op, results []in
 	if err != nil {
 		return err
 	}
+	defer cn.Close()
 	if err := cn.Pipeline(ctx, ops, results); err != nil {
 		return o.s.wrap(err)
 	}
 	return nil
 }
 
-func (o *connOps) Close() error {
-	if o.cn != nil {
-		o.cn.Close()
-	}
-	return o.client.Close()
-}
+func (o *connOps) Close() error { return o.client.Close() }

@@ -43,6 +43,7 @@ func (s *Store) LoadCatalog(ctx context.Context, recs []catalog.Record, rows []i
 // Search sends SEARCH on the session's connection (a fresh one after a
 // failed call, as for every other call of the session).
 func (s *Session) Search(ctx context.Context, q catalog.Query, out []catalog.Result) ([]catalog.Result, error) {
+	defer s.release()
 	cn, err := s.connection(ctx)
 	if err != nil {
 		return out, err
@@ -57,6 +58,7 @@ func (s *Session) Search(ctx context.Context, q catalog.Query, out []catalog.Res
 // SearchPipeline sends every query of qs in one write on the session's
 // connection and reads the replies in order.
 func (s *Session) SearchPipeline(ctx context.Context, qs []catalog.Query, outs [][]catalog.Result) error {
+	defer s.release()
 	cn, err := s.connection(ctx)
 	if err != nil {
 		return err

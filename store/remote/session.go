@@ -16,7 +16,7 @@ import (
 type Session struct {
 	store  *Store
 	client *client.Client // PoolSize 1: this session's connection
-	conn   *client.Conn
+	conn   *client.Conn   // taken for the call in progress (connection), nil between calls
 	depth  int
 	// refusals counts the pipelines refused as "not primary" since the
 	// last that went through.
@@ -27,20 +27,31 @@ type Session struct {
 
 var _ store.Pipeliner = (*Session)(nil)
 
+// connection takes the session's connection from its pool (of one) for
+// one call; release gives it back when the call is done. It is never kept
+// between calls: the pool closes a connection a call failed on (its
+// replies out of step), and before it hands out one that sat idle it
+// checks that the server did not close it, or send bytes nobody asked
+// for, meanwhile (a restart, a node's new term). A call sent into such a
+// connection would fail with an unknown outcome although the server never
+// read it. Between calls in quick succession the pool skips the check
+// (client.Client.Conn).
 func (se *Session) connection(ctx context.Context) (*client.Conn, error) {
-	if se.conn != nil && se.conn.Err() == nil {
-		return se.conn, nil
-	}
-	if se.conn != nil {
-		se.conn.Close()
-		se.conn = nil
-	}
+	se.release()
 	cn, err := se.client.Conn(ctx)
 	if err != nil {
 		return nil, se.store.wrap(err)
 	}
 	se.conn = cn
 	return cn, nil
+}
+
+// release gives the connection of the call that ended back to the pool.
+func (se *Session) release() {
+	if se.conn != nil {
+		se.conn.Close()
+		se.conn = nil
+	}
 }
 
 // Capture takes n units of group g.
@@ -59,6 +70,7 @@ func (se *Session) Release(ctx context.Context, k inventory.RowKey, n int64) (in
 // a further refusal (a failover under way) is followed after a growing
 // pause, up to client.RetriesMax of them.
 func (se *Session) op(ctx context.Context, op inventory.Op, lines []inventory.Line) (inventory.Result, error) {
+	defer se.release()
 	for hop := 0; ; hop++ {
 		cn, err := se.connect(ctx)
 		if err != nil {
@@ -105,10 +117,7 @@ func (se *Session) moveTo(addr string) error {
 	if err != nil {
 		return err
 	}
-	if se.conn != nil {
-		se.conn.Close()
-		se.conn = nil
-	}
+	se.release()
 	se.client.Close()
 	se.client = c
 	return nil
@@ -122,6 +131,7 @@ func (se *Session) moveTo(addr string) error {
 // when refusals follow one another (a failover under way), so that a
 // pipelined worker waits out the election instead of spinning.
 func (se *Session) Pipeline(ctx context.Context, ops []inventory.Op, results []inventory.Result) error {
+	defer se.release()
 	cn, err := se.connect(ctx)
 	if err != nil {
 		return err
@@ -149,10 +159,7 @@ func (se *Session) PipelineDepth() int { return se.depth }
 
 // Close closes the session's connection.
 func (se *Session) Close() error {
-	if se.conn != nil {
-		se.conn.Close()
-		se.conn = nil
-	}
+	se.release()
 	return se.client.Close()
 }
 
