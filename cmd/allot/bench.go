@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -25,6 +26,7 @@ import (
 	"allot/report"
 	"allot/services"
 	"allot/store"
+	"allot/store/remote"
 	"allot/workload"
 )
 
@@ -159,7 +161,21 @@ func scanWorkload(args []string) string {
 
 func runBench(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "serve" {
-		return runBenchServe(args[1:], stdout, stderr)
+		// Its errors are printed as "allot bench serve: ..." (run would
+		// print "allot bench: ...").
+		err := runBenchServe(args[1:], stdout, stderr)
+		var ee *exitError
+		switch {
+		case err == nil || errors.Is(err, flag.ErrHelp):
+			return err
+		case errors.As(err, &ee):
+			if ee.msg != "" {
+				fmt.Fprintf(stderr, "allot bench serve: %s\n", ee.msg)
+			}
+			return &exitError{code: ee.code}
+		}
+		fmt.Fprintf(stderr, "allot bench serve: %v\n", strings.TrimPrefix(err.Error(), "allot: "))
+		return &exitError{code: 1}
 	}
 	job, err := parseBench(args, stdout, stderr)
 	if err != nil {
@@ -170,6 +186,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return &exitError{code: 2, msg: err.Error()}
 	}
 	f := job.f
+	if err := checkBenchFiles(f); err != nil {
+		return &exitError{code: 2, msg: err.Error()}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if f.cpuProfile != "" {
@@ -186,6 +205,72 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	job.stdout, job.stderr = stdout, stderr
 	job.progress = !f.quiet && isTerminal(stdout) && isTerminal(stderr)
 	return job.run(ctx)
+}
+
+// checkBenchFiles checks, before any store runs, that the files the bench
+// writes can be written and are not one another or the op file it reads:
+// the results file and the report used to be written only after the runs
+// (a whole sweep's worth of them), which a missing directory then lost.
+func checkBenchFiles(f *benchFlags) error {
+	outputs := []struct{ flag, path string }{{"out", f.out}, {"report", f.reportFile}, {"cpuprofile", f.cpuProfile}}
+	for i, o := range outputs {
+		if o.path == "" {
+			continue
+		}
+		if err := checkWritable(o.path); err != nil {
+			return fmt.Errorf("--%s %s: %w", o.flag, o.path, err)
+		}
+		if f.opsFile != "" && samePath(o.path, f.opsFile) {
+			return fmt.Errorf("--%s %s is the --ops-file: writing there would destroy the ops", o.flag, o.path)
+		}
+		for _, p := range outputs[:i] {
+			if p.path != "" && samePath(o.path, p.path) {
+				return fmt.Errorf("--%s and --%s are both %s: give each its own file", p.flag, o.flag, o.path)
+			}
+		}
+	}
+	return nil
+}
+
+// checkWritable says why path cannot be written as writeFileAtomic writes
+// it (a directory, a missing or read-only directory), nil when it can. A
+// path that is no regular file (a device, a FIFO) is written directly and
+// not checked.
+func checkWritable(path string) error {
+	if st, err := os.Stat(path); err == nil {
+		if st.IsDir() {
+			return errors.New("is a directory")
+		}
+		if !st.Mode().IsRegular() {
+			return nil
+		}
+	}
+	target, ok := followLinks(path)
+	if !ok {
+		return nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*.tmp")
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("cannot write in %s: %w", filepath.Dir(target), err)
+	}
+	tmp.Close()
+	os.Remove(tmp.Name())
+	return nil
+}
+
+// samePath reports whether a and b name one file: the same existing file,
+// or the same path once cleaned.
+func samePath(a, b string) bool {
+	if sameFile(a, b) {
+		return true
+	}
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && aa == bb
 }
 
 // parseBench parses a bench command line into a validated job; the
@@ -322,6 +407,10 @@ func (f *benchFlags) job() (*benchJob, error) {
 		return nil, fmt.Errorf("--kill must not be negative, got %d", f.kill)
 	case f.kill > 0 && (f.rate > 0 || f.sweep != "" || f.kind != nil || f.opsFile != ""):
 		return nil, errors.New("--kill runs its own ops with --workers sessions: --rate, --sweep, --workload and --ops-file do not apply")
+	case f.kill > 0 && killIgnored(f.set) != "":
+		// The audit prints its own table and writes no results file or
+		// report: a flag it would ignore is refused rather than dropped.
+		return nil, fmt.Errorf("--kill runs its own ops and prints its own table: --%s does not apply", killIgnored(f.set))
 	case f.httpAddr != "" && (f.addr == "" || !f.breakdown):
 		return nil, errors.New("--http-addr is where --breakdown reads a running server's stage times: give --addr and --breakdown")
 	case f.set["faults"] && f.kill == 0:
@@ -352,8 +441,12 @@ func (f *benchFlags) job() (*benchJob, error) {
 	}
 	for _, n := range names {
 		n = strings.TrimSpace(n)
-		if _, err := store.Lookup(n); err != nil {
+		reg, err := store.Lookup(n)
+		if err != nil {
 			return nil, err
+		}
+		if f.kill > 0 && f.stores != "all" && !killable(reg) {
+			return nil, fmt.Errorf("--kill kills a store's server process: %s runs in the bench's own process (give --store allot, allot-mux, allot-cluster or a peer's)", n)
 		}
 		if !slices.Contains(j.stores, n) {
 			j.stores = append(j.stores, n)
@@ -435,6 +528,30 @@ func (f *benchFlags) job() (*benchJob, error) {
 		}
 	}
 	return j, nil
+}
+
+// killIgnoredFlags are the bench flags the kill audit does not use.
+var killIgnoredFlags = []string{"out", "report", "duration", "pipeline", "preset", "rows", "skus", "data", "retry-delay", "retry-max", "breakdown"}
+
+// killIgnored returns the first flag of set the kill audit would ignore,
+// "" when there is none.
+func killIgnored(set map[string]bool) string {
+	for _, name := range killIgnoredFlags {
+		if set[name] {
+			return name
+		}
+	}
+	return ""
+}
+
+// killable reports whether --kill can audit the store: one with a server
+// process of its own (killOne).
+func killable(reg store.Registration) bool {
+	switch reg.Name {
+	case remote.ClusterStore, "allot", "allot-mux":
+		return true
+	}
+	return reg.Server != ""
 }
 
 // kindJob finishes validating a job of a workload kind (not "ims").

@@ -45,24 +45,37 @@ const benchServeDefaultListen = "127.0.0.1:7390"
 func runBenchServe(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("bench serve", "[flags]", benchServeAbout, stderr)
 	listen := fs.String("listen", benchServeDefaultListen, "address to listen on; an address other than loopback needs --token")
-	token := fs.String("token", os.Getenv("ALLOT_BENCH_TOKEN"), "bearer token every API request must carry (Authorization: Bearer <token>); also $ALLOT_BENCH_TOKEN")
+	// The token is read from the environment after parsing, so that
+	// --help does not print it as the flag's default.
+	ef := &envFlags{fs: fs}
+	token := new(string)
+	ef.secret(token, "token", "ALLOT_BENCH_TOKEN", "bearer token every API request must carry (Authorization: Bearer <token>)")
 	dataDir := fs.String("data", "", "directory keeping the run history across restarts (default: in memory only); one service per directory, a second is refused")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
+	for _, apply := range ef.secrets {
+		apply()
+	}
 	if err := benchsvc.CheckListen(*listen, *token); err != nil {
 		return &exitError{code: 2, msg: err.Error()}
+	}
+	// Listen first: an address that cannot be had (in use, a port out of
+	// range) leaves no --data directory made and locked behind.
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			return &exitError{code: 2, msg: fmt.Sprintf("--listen %s: %v", *listen, err)}
+		}
+		return fmt.Errorf("--listen %s: %w", *listen, err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	svc, err := newBenchService(ctx, benchsvc.Config{DataDir: *dataDir, Token: *token, Log: stderr})
 	if err != nil {
+		ln.Close()
 		return err
-	}
-	ln, err := net.Listen("tcp", *listen)
-	if err != nil {
-		svc.Close()
-		return fmt.Errorf("bench serve: %w", err)
 	}
 	srv := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	fmt.Fprintf(stderr, "allot bench serve: listening on http://%s/\n", ln.Addr())
@@ -89,7 +102,7 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 		srv.Close()
 	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("bench serve: %w", err)
+		return err
 	}
 	return nil
 }

@@ -61,13 +61,19 @@ func runIngest(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.BrandColumn, "brand", "brand", "column holding the brand")
 	fs.StringVar(&attrs, "attributes", "", "comma-separated columns copied as attributes of the same name")
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:7379", "allot's RESP address")
-	fs.StringVar(&cfg.Password, "password", os.Getenv("ALLOT_PASSWORD"), "allot's password (AUTH), if it has one")
+	// Read from the environment after parsing, so that --help does not
+	// print it as the flag's default.
+	ef := &envFlags{fs: fs}
+	ef.secret(&cfg.Password, "password", "ALLOT_PASSWORD", "allot's password (AUTH), if it has one")
 	fs.StringVar(&cfg.StateFile, "state", "", "checkpoint file (default .allot/ingest/<table>.json)")
 	fs.UintVar(&serverID, "server-id", 0, "replica server id to register with the source, unique among its replicas (default: derived from the source's address, database, --table and --state, 2147483648 to 4294967294)")
 	fs.DurationVar(&cfg.CheckpointEvery, "checkpoint-every", 200*time.Millisecond, "how often the checkpoint is written at most")
 	fs.StringVar(&metricsAddr, "metrics", "127.0.0.1:7390", "serve GET /metrics (lag, counts, position) here; empty for none")
 	if err := parseFlags(fs, args[1:], stdout); err != nil {
 		return err
+	}
+	for _, apply := range ef.secrets {
+		apply()
 	}
 	if attrs != "" {
 		cfg.Attributes = strings.Split(attrs, ",")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"io"
 	"log/slog"
 	"os"
@@ -67,12 +68,19 @@ queue (declared elsewhere with other settings). A refused broker login is
 logged and retried. SIGTERM stops it within about 5 s, even when the
 broker reads nothing more (a resource alarm).`
 
+// relayAMQPDefault is the RabbitMQ of 'allot services up rabbitmq'.
+const relayAMQPDefault = "amqp://guest:guest@127.0.0.1:14672/"
+
 func runRelay(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("relay", "[flags]", relayAbout, stderr)
 	cfg := relay.Config{}
-	fs.StringVar(&cfg.Addr, "addr", envOr("ALLOT_RELAY_ADDR", "127.0.0.1:7379"), "allot server's RESP address, or a comma-separated list of the nodes of one cluster shard: read from one, moving to the next when a read fails (ALLOT_RELAY_ADDR)")
-	fs.StringVar(&cfg.Password, "password", os.Getenv("ALLOT_PASSWORD"), "allot server's password (ALLOT_PASSWORD)")
-	fs.StringVar(&cfg.AMQPURL, "amqp", envOr("ALLOT_RELAY_AMQP", "amqp://guest:guest@127.0.0.1:14672/"), "RabbitMQ URL (ALLOT_RELAY_AMQP); the default is the node of 'allot services up rabbitmq'")
+	ef := &envFlags{fs: fs}
+	fs.StringVar(&cfg.Addr, "addr", envOr("ALLOT_RELAY_ADDR", "127.0.0.1:7379"), "allot server's RESP address, or a comma-separated list of the nodes of one cluster shard: read from one, moving to the next when a read fails (env ALLOT_RELAY_ADDR)")
+	// The password is read from the environment after parsing, so that
+	// --help does not print it as the flag's default.
+	ef.secret(&cfg.Password, "password", "ALLOT_PASSWORD", "allot server's password")
+	// As the password: a URL from the environment may carry one.
+	ef.secret(&cfg.AMQPURL, "amqp", "ALLOT_RELAY_AMQP", "RabbitMQ URL; the default is the node of 'allot services up rabbitmq', "+relayAMQPDefault)
 	fs.StringVar(&cfg.Exchange, "exchange", "allot.changes", "topic exchange to publish to (declared durable)")
 	fs.StringVar(&cfg.Queue, "queue", "", "also declare this durable queue (again on every reconnect), bound to every routing key; without it (or another queue bound for every routing key), events come back unroutable and the relay retries them without moving its checkpoint")
 	fs.StringVar(&cfg.Checkpoint, "checkpoint", "relay.checkpoint", "file holding the seq of the last confirmed event, its history and fingerprint")
@@ -81,6 +89,14 @@ func runRelay(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&cfg.ConfirmTimeout, "confirm-timeout", 30*time.Second, "how long to wait for a batch's confirms before sending it again (> 0)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
+	}
+	amqpGiven := false
+	fs.Visit(func(f *flag.Flag) { amqpGiven = amqpGiven || f.Name == "amqp" })
+	for _, apply := range ef.secrets {
+		apply()
+	}
+	if _, fromEnv := os.LookupEnv("ALLOT_RELAY_AMQP"); !amqpGiven && !fromEnv {
+		cfg.AMQPURL = relayAMQPDefault
 	}
 	// relay.Config takes a zero for its default (the Go API's way); here
 	// the flags carry the defaults, so a zero was asked for, and replacing

@@ -81,6 +81,18 @@ func (e *envFlags) secret(p *string, name, env, usage string) {
 	})
 }
 
+// origin names where flag name's value came from, for a message about a
+// bad one: "--name" when it was given on the command line (or not at
+// all), else "ENV (environment)".
+func (e *envFlags) origin(name, env string) string {
+	given := false
+	e.fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	if _, ok := os.LookupEnv(env); ok && !given {
+		return env + " (environment)"
+	}
+	return "--" + name
+}
+
 func (e *envFlags) int(p *int, name, env string, def int, usage string) {
 	if v, ok := os.LookupEnv(env); ok {
 		n, err := strconv.Atoi(v)
@@ -169,6 +181,44 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if len(ef.errs) > 0 {
 		return &exitError{code: 2, msg: errors.Join(ef.errs...).Error()}
 	}
+	// server.Config and cluster.Config read a zero as "the default"; here
+	// the flags carry the defaults, so a zero (or less) was asked for, and
+	// serving the default instead would ignore it.
+	for _, v := range []struct {
+		name, env string
+		value     int
+	}{
+		{"request-bytes-max", "ALLOT_REQUEST_BYTES_MAX", cfg.RequestBytesMax},
+		{"args-max", "ALLOT_ARGS_MAX", cfg.ArgsMax},
+		{"connections-max", "ALLOT_CONNECTIONS_MAX", cfg.ConnectionsMax},
+		{"pipeline-depth-max", "ALLOT_PIPELINE_DEPTH_MAX", cfg.PipelineDepthMax},
+		{"read-buffer-bytes-max", "ALLOT_READ_BUFFER_BYTES_MAX", cfg.ReadBufferBytesMax},
+		{"change-streams-max", "ALLOT_CHANGE_STREAMS_MAX", cfg.ChangeStreamsMax},
+	} {
+		if v.value < 1 {
+			return &exitError{code: 2, msg: fmt.Sprintf("%s must be positive, got %d", ef.origin(v.name, v.env), v.value)}
+		}
+	}
+	for _, v := range []struct {
+		name, env string
+		value     time.Duration
+	}{
+		{"auth-timeout", "ALLOT_AUTH_TIMEOUT", cfg.AuthTimeout},
+		{"shutdown-timeout", "ALLOT_SHUTDOWN_TIMEOUT", shutdownTimeout},
+		{"lease-ttl", "ALLOT_LEASE_TTL", clusterCfg.LeaseTTL},
+	} {
+		if v.name == "lease-ttl" && clusterCfg.URLs == "" {
+			continue // refused below when given: a single node has no lease
+		}
+		if v.value <= 0 {
+			return &exitError{code: 2, msg: fmt.Sprintf("%s must be positive, got %v", ef.origin(v.name, v.env), v.value)}
+		}
+	}
+	if pprofAddr != "" {
+		if err := checkPprofAddr(pprofAddr); err != nil {
+			return &exitError{code: 2, msg: fmt.Sprintf("%s: %v", ef.origin("pprof", "ALLOT_PPROF"), err)}
+		}
+	}
 	if clusterCfg.URLs == "" {
 		// A cluster node's flags on a single node would be ignored.
 		var given []string
@@ -184,7 +234,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	}
 	mode, err := engine.ParseDurability(durability)
 	if err != nil {
-		return &exitError{code: 2, msg: err.Error()}
+		return &exitError{code: 2, msg: fmt.Sprintf("%s: %v", ef.origin("durability", "ALLOT_DURABILITY"), err)}
 	}
 	cfg.Version = version()
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -240,6 +290,18 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return &exitError{code: 2, msg: err.Error()}
 	}
 	runtime.GOMAXPROCS(n)
+	// Before the data directory is made: an address that cannot be had
+	// would otherwise leave a fresh journal behind.
+	for _, a := range []struct{ name, env, addr string }{{"resp", "ALLOT_RESP", cfg.RESPAddr}, {"http", "ALLOT_HTTP", cfg.HTTPAddr}} {
+		if err := probeListen(a.addr); err != nil {
+			var ae *net.AddrError
+			code := 1
+			if errors.As(err, &ae) {
+				code = 2
+			}
+			return &exitError{code: code, msg: fmt.Sprintf("%s %s: %v", ef.origin(a.name, a.env), a.addr, err)}
+		}
+	}
 	engineCfg := engine.Config{Dir: dir, Durability: mode, Retention: retention, SnapshotEveryOps: int64(snapshotOps), KeepSnapshots: keepSnapshots, KeysMax: keysMax, Logger: slog.New(slog.NewTextHandler(stderr, nil))}
 	if pprofAddr != "" {
 		// Before the node starts, single or in a cluster: a node of a
@@ -345,13 +407,35 @@ func warnMemoryFS(dir string, mode engine.Durability, logf func(string, ...any))
 	}
 }
 
-func servePprof(addr string) (func(), error) {
+// probeListen says whether addr ("" for none) can be listened on now, by
+// listening and closing at once.
+func probeListen(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return ln.Close()
+}
+
+// checkPprofAddr says why addr cannot serve pprof: not host:port, or not
+// loopback.
+func checkPprofAddr(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, fmt.Errorf("pprof address %q: %w", addr, err)
+		return fmt.Errorf("pprof address %q: %w", addr, err)
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("pprof address %s is not loopback", addr)
+		return fmt.Errorf("pprof address %s is not loopback", addr)
+	}
+	return nil
+}
+
+func servePprof(addr string) (func(), error) {
+	if err := checkPprofAddr(addr); err != nil {
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)

@@ -72,6 +72,11 @@ func runServices(args []string, stdout, stderr io.Writer) error {
 		}
 		names = append(names, rest[0])
 	}
+	// services.Config reads a zero as its default (2 minutes): given on
+	// the command line it was asked for, and is refused like a negative.
+	if cfg.Timeout <= 0 {
+		return &exitError{code: 2, msg: fmt.Sprintf("--timeout must be positive, got %v", cfg.Timeout)}
+	}
 	if err := services.CheckNames(names...); err != nil {
 		return &exitError{code: 2, msg: err.Error()}
 	}

@@ -49,7 +49,7 @@ func runShards(args []string, stdout, stderr io.Writer) error {
 	}
 	sub, args := args[0], args[1:]
 	fs := newFlagSet("shards "+sub, "[flags]", shardsAbout, stderr)
-	urls := fs.String("cluster", envOr("ALLOT_CLUSTER", services.NATSURL), "NATS servers of the cluster, comma-separated (ALLOT_CLUSTER); the default is 'allot services up nats'")
+	urls := fs.String("cluster", envOr("ALLOT_CLUSTER", services.NATSURL), "NATS servers of the cluster, comma-separated (env ALLOT_CLUSTER); the default is 'allot services up nats'")
 	var count int
 	var coordinator string
 	var after time.Duration
@@ -59,7 +59,7 @@ func runShards(args []string, stdout, stderr io.Writer) error {
 	case "show":
 	case "recover":
 		fs.StringVar(&coordinator, "coordinator", "", "recover as this coordinator: its records at once, others' undecided ones once older than --after (default: a name of its own, host-pid-random, which owns none)")
-		fs.DurationVar(&after, "after", 30*time.Second, "cancel other coordinators' undecided (holding) records once they are this old; decided ones (confirming, cancelling) are finished at any age")
+		fs.DurationVar(&after, "after", 30*time.Second, "cancel other coordinators' undecided (holding) records once they are this old (0: at once); decided ones (confirming, cancelling) are finished at any age")
 	default:
 		return &exitError{code: 2, msg: fmt.Sprintf("unknown subcommand %q: want init, show or recover", sub)}
 	}
@@ -97,6 +97,9 @@ func runShards(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "shards: %s\nhash: %s\n", strings.Join(m.Shards, " "), m.Hash)
 	case "recover":
+		if after < 0 {
+			return &exitError{code: 2, msg: fmt.Sprintf("--after must be 0 (at once) or more, got %v", after)}
+		}
 		if after == 0 {
 			// "At once". RouterConfig reads a zero RecoverAfter as its
 			// default (30 s), which would leave every young record.
