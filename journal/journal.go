@@ -1066,11 +1066,14 @@ func (j *Journal) mapSpare(f vfs.File, name string) ([]byte, error) {
 		return nil, err
 	}
 	// Past the header the spare holds zeros: writing a zero into each
-	// page changes no byte.
+	// page changes no byte. Through vfs.CopyMapped, as every write into a
+	// mapping: a simulated file system (vfs.Mem) reads the mapped bytes
+	// on other goroutines, at a crash among others.
 	page := os.Getpagesize()
-	b[segmentHeaderSize] = 0
+	zero := []byte{0}
+	vfs.CopyMapped(f, b, segmentHeaderSize, zero)
 	for off := page; off < len(b); off += page {
-		b[off] = 0
+		vfs.CopyMapped(f, b, int64(off), zero)
 	}
 	return b, nil
 }
@@ -1307,7 +1310,7 @@ func (j *Journal) WriteFrame(frame []byte) error {
 		return j.retireErr
 	}
 	if j.mapped != nil && j.written+int64(len(frame)) <= int64(len(j.mapped)) {
-		copy(j.mapped[j.written:], frame)
+		vfs.CopyMapped(j.file, j.mapped, j.written, frame)
 		j.written += int64(len(frame))
 		j.bytes.Add(int64(len(frame)))
 		j.prepareSpare()

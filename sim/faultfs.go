@@ -48,17 +48,19 @@ type faultFS struct {
 	// synced, while kills is set (between recoveries). mem is the
 	// machine's file system: killed is what the next process finds there
 	// (vfs.Mem.CrashProcess, taken as the sync begins). That call and
-	// every later one fail, so the dead process acknowledges nothing
-	// more (but a copy into a mapped segment, which makes no call: the
-	// simulator counts no ack it saw after the death); what it writes
-	// goes where no one reads.
+	// every later one fail, and a copy into a mapped segment writes
+	// nothing (faultFile.WriteMapped), so the dead process acknowledges
+	// nothing more (but a frame copied into a mapped segment, which
+	// fails no call: the simulator counts no ack it saw after the
+	// death), and nothing it does lands in what the next process finds.
 	killRate float64
 	kills    bool
 	mem      *vfs.Mem
 	killed   *vfs.Mem
-	// dying is set the moment the process dies, before killed is taken
-	// (captured is closed then): an ack seen while it is unset came
-	// before the death, and is in what the next process finds.
+	// dying is set the moment the process dies (here, or at the
+	// simulator's crash), before killed is taken (captured is closed
+	// then), and stays set: an ack seen while it is unset came before the
+	// death, and is in what the next process finds.
 	dying    bool
 	captured chan struct{}
 	// stepKillRate is the chance that the process dies at one step of
@@ -181,7 +183,8 @@ func (f *faultFS) dead() bool {
 	return f.dying
 }
 
-// takeKilled returns what a killed process left, or nil.
+// takeKilled returns what a killed process left, or nil. The process
+// stays dead: its goroutines' later calls fail and land nowhere.
 func (f *faultFS) takeKilled() *vfs.Mem {
 	f.mu.Lock()
 	captured := f.captured
@@ -192,7 +195,7 @@ func (f *faultFS) takeKilled() *vfs.Mem {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	k := f.killed
-	f.killed, f.dying, f.captured = nil, false, nil
+	f.killed, f.captured = nil, nil
 	return k
 }
 
@@ -675,6 +678,27 @@ func (f *faultFile) Map(size int64) ([]byte, error) {
 		return nil, err
 	}
 	return m.Map(size)
+}
+
+var _ vfs.MapWriter = (*faultFile)(nil)
+
+// WriteMapped writes into the file's mapping, through the machine's file
+// system (vfs.Mem takes its lock), unless the process is dead: a dead
+// process writes nothing. The check and the write are one step under
+// f.fs.mu, under which the process dies (dieLocked, crash), so each of
+// its mapped writes is wholly before its death, and in what the next
+// process finds, or after it and nowhere: a copy into a mapping makes no
+// call that could fail, and without this the journal's spare preparation
+// or its writer, still running on the dead process's goroutines, went on
+// writing the mapped bytes while the crash read them (a data race, and a
+// state no crash of a real process leaves).
+func (f *faultFile) WriteMapped(b []byte, off int64, p []byte) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if f.fs.dying {
+		return
+	}
+	vfs.CopyMapped(f.File, b, off, p)
 }
 
 // Unmap unmaps, or fails with an injected fault (the mapping then stays).

@@ -692,12 +692,17 @@ func (r *runner) noteError(err error) {
 // later power cut to lose what the next process does not make durable.
 func (r *runner) crash() {
 	r.res.Crashes++
-	// The process is over: its goroutines may still call in, but no
-	// longer fail, die or act on the machine.
+	// The process is over: its goroutines may still call in, but every
+	// call fails (errKilled) and writes nothing, a write into a mapping
+	// included (faultFile.WriteMapped), and none acts on the machine.
+	// Dead here, before what the next process finds is taken below: the
+	// crash is this point, and no write of the dead process's goroutines
+	// lands between it and the taking.
 	r.ffs.mu.Lock()
 	r.faultsBefore += r.ffs.faults
 	r.ffs.rate, r.ffs.kills, r.ffs.retired = 0, false, true
 	step := r.ffs.killedAt
+	r.ffs.dying = true
 	r.ffs.mu.Unlock()
 	// A process killed in an fdatasync or at a step crashed then: what it
 	// left.
@@ -797,7 +802,7 @@ func (r *runner) newFS(mem *vfs.Mem, seed uint64) *faultFS {
 func (r *runner) remount() {
 	r.ffs.mu.Lock()
 	r.faultsBefore += r.ffs.faults
-	r.ffs.rate, r.ffs.retired = 0, true
+	r.ffs.rate, r.ffs.retired, r.ffs.dying = 0, true, true
 	r.ffs.mu.Unlock()
 	r.res.Remounts++
 	r.res.PowerCuts++

@@ -28,10 +28,12 @@ const PageBytes = 4096
 // With EnableMapping, files can be mapped (Mapper): a mapping is the
 // file's own bytes, so a write through it is at once what the file holds
 // and what a reader sees, and it is unsynced page cache, as with a real
-// shared mapping, until Sync. Mapping is off by default: a mapped write
-// is a plain memory copy that no lock covers, which suits a simulation of
-// one process's disk but would make every engine test that reads the
-// journal while writing it a data race.
+// shared mapping, until Sync. A write into a mapping must go through
+// the file's WriteMapped (vfs.CopyMapped), which takes the file's lock: a
+// plain copy into it is a memory write no lock covers, which the syncs,
+// reads and crashes that read the mapped bytes on other goroutines would
+// race with (and a crash taken in the middle of one would find a state no
+// real crash leaves). Mapping is off by default (EnableMapping).
 //
 // The namespace is modelled as on ext4 (data=ordered) or xfs, on the
 // conservative side: a directory entry changed by Create, Rename or Remove
@@ -500,6 +502,20 @@ func (f *memFile) Map(size int64) ([]byte, error) {
 		f.node.mappedBytes = int(size)
 	}
 	return f.node.data[:size:size], nil
+}
+
+var _ MapWriter = (*memFile)(nil)
+
+// WriteMapped copies p into b, a mapping of the file, at off, under the
+// file's lock, as every other write and every read of its bytes is: a
+// crash (CrashProcess, CrashPages) finds each such write whole or not at
+// all, whatever goroutine makes it. Like a write into a real mapping it
+// is a copy into the page cache: the pages it changed are dirty until
+// Sync.
+func (f *memFile) WriteMapped(b []byte, off int64, p []byte) {
+	f.node.mu.Lock()
+	copy(b[off:], p)
+	f.node.mu.Unlock()
 }
 
 // Unmap ends a mapping. What was written through it stays unsynced page

@@ -59,6 +59,32 @@ type Mapper interface {
 	Unmap(b []byte) error
 }
 
+// MapWriter is an optional capability of a File that maps (Mapper): a
+// write into its mapping goes through WriteMapped instead of being a
+// plain copy, for a file system that must see it. The simulated one (Mem)
+// does: its syncs and crashes read the mapped bytes, which a plain copy
+// on another goroutine (the journal's spare preparation, its writer)
+// would race with, and a simulated process crash must be a point that
+// each of the dead process's writes is wholly before or after. Writers
+// call CopyMapped, which takes the plain copy where a file has no
+// WriteMapped (a real mapping).
+type MapWriter interface {
+	// WriteMapped copies p into b, a mapping of this file (Map), at off:
+	// copy(b[off:], p).
+	WriteMapped(b []byte, off int64, p []byte)
+}
+
+// CopyMapped copies p into b, a mapping of f, at off: through f's
+// WriteMapped where f has one (MapWriter), else as the plain copy into
+// the page cache a real shared mapping takes.
+func CopyMapped(f File, b []byte, off int64, p []byte) {
+	if w, ok := f.(MapWriter); ok {
+		w.WriteMapped(b, off, p)
+		return
+	}
+	copy(b[off:], p)
+}
+
 // Allocator is an optional File capability: the file's blocks up to size
 // allocated (and the file at least size bytes long), reading as zeros
 // without being written, as fallocate(2) does: the space is reserved (a
