@@ -2,9 +2,11 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"allot/catalog"
+	"allot/client"
 	"allot/inventory"
 	"allot/store"
 )
@@ -23,21 +25,70 @@ const catalogChunk = 1000
 // CATALOG.SET. Records the server holds beyond recs stay (RESP has no
 // command to list them): the bench starts its own server on a fresh data
 // directory, where there are none.
+//
+// On a cluster the records go where the sessions will search them: the
+// primary Load found (a standby refuses every CATALOG.SET). A chunk a
+// node refuses as "not primary" goes again to the primary named (a
+// failover since Load): a set of a whole record, sent again, leaves it
+// as recs has it.
 func (s *Store) LoadCatalog(ctx context.Context, recs []catalog.Record, rows []inventory.Row) error {
 	if err := s.Load(ctx, rows); err != nil {
 		return err
 	}
-	cn, err := s.client.Conn(ctx)
+	c, err := client.New(s.oneConn(s.sessionAddr()))
 	if err != nil {
-		return s.wrap(err)
+		return fmt.Errorf("store/remote: load catalog: %w", err)
 	}
-	defer cn.Close()
+	defer func() { c.Close() }()
 	for start := 0; start < len(recs); start += catalogChunk {
-		if err := cn.CatalogSetPipeline(ctx, recs[start:min(start+catalogChunk, len(recs))]); err != nil {
-			return fmt.Errorf("store/remote: load catalog: %w", err)
+		chunk := recs[start:min(start+catalogChunk, len(recs))]
+		for hop := 0; ; hop++ {
+			err := catalogSetOn(ctx, c, chunk)
+			if err == nil {
+				break
+			}
+			addr, ok := client.NextPrimary(ctx, catalogRefusal(err), hop, c.Addr())
+			if !ok && (errors.Is(err, client.ErrConnect) || errors.Is(err, client.ErrClosed)) {
+				return fmt.Errorf("%w: allot at %s: load catalog: %v", store.ErrServerDown, c.Addr(), err)
+			}
+			if !ok {
+				return fmt.Errorf("store/remote: load catalog: %w", err)
+			}
+			next, nerr := client.New(s.oneConn(addr))
+			if nerr != nil {
+				return fmt.Errorf("store/remote: load catalog: the primary %s a node named: %w", addr, nerr)
+			}
+			c.Close()
+			c = next
 		}
 	}
 	return nil
+}
+
+// catalogSetOn sends recs in one pipeline on a connection of c.
+func catalogSetOn(ctx context.Context, c *client.Client, recs []catalog.Record) error {
+	cn, err := c.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer cn.Close()
+	return cn.CatalogSetPipeline(ctx, recs)
+}
+
+// catalogRefusal is the "not primary" refusal among the replies of a
+// failed CatalogSetPipeline (err itself when it is no *CatalogSetError,
+// or names none).
+func catalogRefusal(err error) error {
+	var ce *client.CatalogSetError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	for _, r := range ce.Replies {
+		if _, ok := client.PrimaryOf(r.Err); ok {
+			return r.Err
+		}
+	}
+	return err
 }
 
 // Search sends SEARCH on the session's connection (a fresh one after a
