@@ -55,17 +55,24 @@ func buildGoModule(ctx context.Context, log io.Writer, name, module, version, bi
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			return nil, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, tailOf(stderr.String(), logTailLines))
+			return out, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, tailOf(stderr.String(), logTailLines))
 		}
 		return out, nil
 	}
 	out, err := gocmd(work, "mod", "download", "-json", module+"@"+version)
+	var mod struct{ Dir, Error string }
+	jerr := json.Unmarshal(out, &mod)
 	if err != nil {
+		// go mod download -json says why on stdout, in Error (a proxy
+		// that cannot be reached, GOPROXY=off, an unknown version), and
+		// nothing on stderr.
+		if mod.Error != "" {
+			return "", fmt.Errorf("services: %s: go mod download %s@%s: %s", name, module, version, mod.Error)
+		}
 		return "", fmt.Errorf("services: %s: %w", name, err)
 	}
-	var mod struct{ Dir, Error string }
-	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-		return "", fmt.Errorf("services: %s: go mod download gave no directory (%s): %v", name, mod.Error, err)
+	if jerr != nil || mod.Dir == "" {
+		return "", fmt.Errorf("services: %s: go mod download gave no directory (%s): %v", name, mod.Error, jerr)
 	}
 	src := filepath.Join(work, "src")
 	// The module cache is read-only; go build wants to write nothing there,

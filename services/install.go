@@ -1,17 +1,34 @@
 package services
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // policyRCPath is Debian's hook that invoke-rc.d asks before starting a
 // service from a package's install script; exit code 101 means "do not".
 const policyRCPath = "/usr/sbin/policy-rc.d"
+
+// aptLockWait bounds how long an apt-get that failed on a lock another
+// process holds is tried again, aptLockRetryInterval how often. apt-get's
+// DPkg::Lock::Timeout waits for dpkg's locks only: `apt-get update` fails at
+// once on the lists lock (apt 2.6: "Could not get lock
+// /var/lib/apt/lists/lock"), which a freshly booted machine's apt-daily or
+// cloud-init holds while it updates, and an install on the archives lock a
+// download holds.
+const (
+	aptLockWait          = 5 * time.Minute
+	aptLockRetryInterval = 2 * time.Second
+)
 
 // ensureInstalled installs the Debian packages of every server in list that
 // is missing. Only root can; anyone else gets an error naming the packages.
@@ -39,34 +56,46 @@ func ensureInstalled(ctx context.Context, cfg *Config, list []server) error {
 	fmt.Fprintf(cfg.Log, "installing %s (apt-get)\n", strings.Join(missing, " "))
 
 	// Debian's packages start their default instances on the standard
-	// ports from their install scripts. Forbid that while we install, unless
-	// the machine already has a policy (which we leave alone).
-	if _, err := os.Stat(policyRCPath); errors.Is(err, os.ErrNotExist) {
-		if err := os.WriteFile(policyRCPath, []byte("#!/bin/sh\n# written by allot services while installing packages\nexit 101\n"), 0o755); err != nil {
-			return fmt.Errorf("services: writing %s to keep package installs from starting servers: %w", policyRCPath, err)
-		}
-		defer os.Remove(policyRCPath)
-	}
-	apt := func(args ...string) error {
-		argv := append([]string{"apt-get", "-q", "-y", "-o", "DPkg::Lock::Timeout=300"}, args...)
-		cmd := command(ctx, nil, "/", argv...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("services: %s: %w\n%s", strings.Join(argv, " "), err, tailOf(string(out), logTailLines))
-		}
-		return nil
-	}
-	if err := apt("update"); err != nil {
+	// ports from their install scripts. Forbid that while we install.
+	restore, err := forbidServiceStarts(policyRCPath)
+	if err != nil {
 		return err
 	}
-	if err := apt(append([]string{"install", "--no-install-recommends"}, missing...)...); err != nil {
+	defer restore()
+	if err := aptGet(ctx, cfg.Log, "update"); err != nil {
+		return err
+	}
+	if err := aptGet(ctx, cfg.Log, append([]string{"install", "--no-install-recommends"}, missing...)...); err != nil {
 		return err
 	}
 	if missing = missingPackages(list); len(missing) != 0 {
 		return fmt.Errorf("services: apt-get installed %s but their binaries are still not found", strings.Join(missing, ", "))
 	}
 	return nil
+}
+
+// policyRC is the policy-rc.d that forbidServiceStarts writes.
+const policyRC = "#!/bin/sh\n# written by allot services while installing packages\nexit 101\n"
+
+// forbidServiceStarts puts a policy-rc.d that forbids every start at path
+// and returns what removes it. A policy the machine has is left alone (and
+// kept). One that is ours, left by an up killed while it installed, is
+// taken as ours and removed after this install: left in place, it would
+// have kept every later package install on the machine from starting its
+// service, forever.
+func forbidServiceStarts(path string) (restore func(), err error) {
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil && string(b) != policyRC:
+		return func() {}, nil
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("services: reading %s: %w", path, err)
+	case err != nil:
+		if err := os.WriteFile(path, []byte(policyRC), 0o755); err != nil {
+			return nil, fmt.Errorf("services: writing %s to keep package installs from starting servers: %w", path, err)
+		}
+	}
+	return func() { os.Remove(path) }, nil
 }
 
 // missingPackages lists the packages of the servers whose binaries are not
@@ -79,4 +108,55 @@ func missingPackages(list []server) []string {
 		}
 	}
 	return missing
+}
+
+// aptGet runs apt-get non-interactively with args, and runs it again while
+// it fails on a lock another apt holds (aptLockWait at most). Each try
+// that failed so is logged.
+func aptGet(ctx context.Context, log io.Writer, args ...string) error {
+	argv := append([]string{"apt-get", "-q", "-y", "-o", "DPkg::Lock::Timeout=300"}, args...)
+	deadline := time.Now().Add(aptLockWait)
+	for {
+		out, err := runApt(ctx, argv...)
+		if err == nil {
+			return nil
+		}
+		err = fmt.Errorf("services: %s: %w\n%s", strings.Join(argv, " "), err, tailOf(string(out), logTailLines))
+		if ctx.Err() != nil || !aptLockBusy(out) || !time.Now().Before(deadline) {
+			return err
+		}
+		fmt.Fprintf(log, "apt-get %s: a lock of apt's is held by another process; trying again in %v\n", strings.Join(args, " "), aptLockRetryInterval)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(aptLockRetryInterval):
+		}
+	}
+}
+
+// aptLockBusy reports whether apt-get's output says it could not take one
+// of apt's or dpkg's locks because another process holds it.
+func aptLockBusy(out []byte) bool {
+	return bytes.Contains(out, []byte("Could not get lock"))
+}
+
+// runApt runs argv (apt-get, or dpkg) to completion with the output
+// combined, in a session of its own, with DEBIAN_FRONTEND=noninteractive.
+// ctx ending interrupts it with SIGINT and waits for it to exit, never
+// kills it: apt-get then stops downloading, or lets the dpkg run it is in
+// finish, while a SIGKILL in the middle of dpkg leaves the machine's
+// package database half-written ("dpkg was interrupted, you must manually
+// run 'dpkg --configure -a'"), and every later install failing on it.
+func runApt(ctx context.Context, argv ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
+	// cmd.WaitDelay stays 0: after the SIGINT, Wait waits for the exit.
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		return out, fmt.Errorf("interrupted (%w): apt-get was sent SIGINT and waited for, so that no dpkg run was cut off: %v", ctx.Err(), err)
+	}
+	return out, err
 }
