@@ -200,14 +200,14 @@ func (s *Session) hold(ctx context.Context, hold string, ttl time.Duration, line
 		return s.abort(ctx, "hold", err)
 	}
 	if !claimed {
-		if _, err := c.Exec(ctx, "rollback"); err != nil {
+		if err := s.rollback(ctx); err != nil {
 			return fmt.Errorf("postgres: hold: rollback: %w", err)
 		}
 		return s.holdRepeat(ctx, hold, cart, res)
 	}
 	if res.Code != store.CheckoutOK {
 		// Nothing held: the id stays free.
-		if _, err := c.Exec(ctx, "rollback"); err != nil {
+		if err := s.rollback(ctx); err != nil {
 			return fmt.Errorf("postgres: hold: rollback: %w", err)
 		}
 		return nil
@@ -372,7 +372,7 @@ func (s *Session) cancel(ctx context.Context, hold string) (store.CheckoutCode, 
 		return 0, s.abort(ctx, "cancel", err)
 	}
 	if !found || state != stateHeld {
-		if _, err := c.Exec(ctx, "rollback"); err != nil {
+		if err := s.rollback(ctx); err != nil {
 			return 0, fmt.Errorf("postgres: cancel: rollback: %w", err)
 		}
 		switch {
@@ -448,7 +448,7 @@ func (s *Session) order(ctx context.Context, key string, lines []store.CartLine,
 		return s.abort(ctx, "order", err)
 	}
 	if !claimed {
-		if _, err := c.Exec(ctx, "rollback"); err != nil {
+		if err := s.rollback(ctx); err != nil {
 			return fmt.Errorf("postgres: order: rollback: %w", err)
 		}
 		var storedCart, reply string

@@ -57,7 +57,7 @@ func (s *Session) capture(ctx context.Context, g inventory.GroupKey, n int64, li
 	}
 	res := inventory.Allocate(s.stock, n, lines)
 	if res.Code != inventory.CodeOK {
-		if _, err := c.Exec(ctx, "rollback"); err != nil {
+		if err := s.rollback(ctx); err != nil {
 			return inventory.Result{}, fmt.Errorf("postgres: capture: rollback: %w", err)
 		}
 		return res, nil
@@ -99,12 +99,32 @@ func scanStock(br pgx.BatchResults, stock []inventory.Line) ([]inventory.Line, e
 }
 
 // abort rolls back after a failed statement (the transaction is in the
-// failed state) and returns err with context.
+// failed state, or still open when the failure was the op's context
+// ending between two round trips) and returns err with context.
 func (s *Session) abort(ctx context.Context, op string, err error) error {
-	if !s.conn.Conn().IsClosed() {
-		s.conn.Conn().Exec(ctx, "rollback")
-	}
+	s.rollback(ctx)
 	return fmt.Errorf("postgres: %s: %w", op, err)
+}
+
+// rollback ends the session's open transaction, even when ctx ended: pgx
+// sends nothing on an ended context, so a ROLLBACK on it left the
+// connection inside the transaction, its row locks held, and the worker's
+// next op ran inside it (BEGIN is only a warning there) and committed the
+// abandoned op's writes with its own. It is bounded by the store's
+// timeout; a connection that could not roll back is closed, which ends the
+// transaction on the server.
+func (s *Session) rollback(ctx context.Context) error {
+	c := s.conn.Conn()
+	if c.IsClosed() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.store.cfg.Timeout)
+	defer cancel()
+	_, err := c.Exec(ctx, "rollback")
+	if err != nil && !c.IsClosed() {
+		c.Close(ctx)
+	}
+	return err
 }
 
 // Release adds n units to row k in one statement. An unknown row is
