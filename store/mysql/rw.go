@@ -78,6 +78,9 @@ func (s *Store) RWOpen(ctx context.Context, opts store.RWOptions) (store.RWSpace
 		TableLocks:   s.opt.Engine == MyISAM,
 		UpsertSuffix: " ON DUPLICATE KEY UPDATE v = VALUES(v)",
 		IsConflict:   isConflict,
+		// Transactions are BEGIN ... COMMIT on the session's connection
+		// (package sqlrecords): their isolation is the session's.
+		SessionSetup: []string{"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"},
 		Setting:      strings.Join(names, ", ") + ", " + string(s.opt.Engine) + ", READ COMMITTED",
 		Restore:      restore,
 	}

@@ -57,7 +57,10 @@ func (s *Store) RWOpen(ctx context.Context, opts store.RWOptions) (store.RWSpace
 		ShareLock:    "FOR SHARE",
 		UpsertSuffix: " ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v",
 		IsConflict:   IsConflict,
-		SessionSetup: []string{"SET synchronous_commit = " + sync},
+		// Transactions are BEGIN ... COMMIT on the session's connection
+		// (package sqlrecords): their isolation is the session's, not
+		// whatever default_transaction_isolation the server was given.
+		SessionSetup: []string{"SET synchronous_commit = " + sync, "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED"},
 		Setting:      "fsync=" + fsync + ", synchronous_commit=" + sync + ", READ COMMITTED",
 		Restore:      restore,
 	}

@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"allot/store"
 )
@@ -172,7 +173,17 @@ func (s *Space) Close() error {
 	return err
 }
 
-// Session holds one connection for the worker's life.
+// Session holds one connection for the worker's life, with its
+// statements prepared on it once, as the adapters' inventory sessions
+// prepare theirs. Executing a statement with arguments by its text would
+// cost MariaDB's driver (go-sql-driver without interpolation) a prepare,
+// an execute and a close on every call, two round trips where one does;
+// PostgreSQL's caches its statements itself, and is prepared here alike.
+// Transactions are BEGIN ... COMMIT on the connection, at the isolation
+// the dialect's SessionSetup sets for the session (READ COMMITTED):
+// database/sql's BeginTx would send the isolation again before every
+// transaction (a round trip more on MariaDB), and a transaction of its
+// own would prepare the statements again.
 func (s *Space) Session(ctx context.Context) (store.RWSession, error) {
 	c, err := s.db.Conn(ctx)
 	if err != nil {
@@ -185,33 +196,64 @@ func (s *Space) Session(ctx context.Context) (store.RWSession, error) {
 		}
 	}
 	p := s.d.Placeholder
-	se := &Session{s: s, c: c,
-		read:      "SELECT v FROM " + s.d.Table + " WHERE k = " + p(1),
-		readVer:   "SELECT v, ver FROM " + s.d.Table + " WHERE k = " + p(1),
-		readLock:  "SELECT v FROM " + s.d.Table + " WHERE k = " + p(1) + " FOR UPDATE",
-		write:     "UPDATE " + s.d.Table + " SET v = " + p(1) + " WHERE k = " + p(2),
-		cas:       "UPDATE " + s.d.Table + " SET v = " + p(1) + ", ver = ver + 1 WHERE k = " + p(2) + " AND ver = " + p(3),
-		readShare: "SELECT v FROM " + s.d.Table + " WHERE k = " + p(1),
-	}
+	readShare := "SELECT v FROM " + s.d.Table + " WHERE k = " + p(1)
 	if s.opts.Lock == store.RWLockHard && !s.d.TableLocks {
-		se.readShare += " " + s.d.ShareLock
+		readShare += " " + s.d.ShareLock
+	}
+	se := &Session{s: s, c: c, batches: map[batchShape]*sql.Stmt{}}
+	for _, st := range []struct {
+		stmt **sql.Stmt
+		text string
+	}{
+		{&se.read, "SELECT v FROM " + s.d.Table + " WHERE k = " + p(1)},
+		{&se.readVer, "SELECT v, ver FROM " + s.d.Table + " WHERE k = " + p(1)},
+		{&se.readLock, "SELECT v FROM " + s.d.Table + " WHERE k = " + p(1) + " FOR UPDATE"},
+		{&se.write, "UPDATE " + s.d.Table + " SET v = " + p(1) + " WHERE k = " + p(2)},
+		{&se.cas, "UPDATE " + s.d.Table + " SET v = " + p(1) + ", ver = ver + 1 WHERE k = " + p(2) + " AND ver = " + p(3)},
+		{&se.readShare, readShare},
+		{&se.insert, "INSERT INTO " + s.d.Table + " (k, v, ver) VALUES (" + p(1) + ", " + p(2) + ", 0)"},
+	} {
+		if *st.stmt, err = c.PrepareContext(ctx, st.text); err != nil {
+			se.Close()
+			return nil, fmt.Errorf("%s: preparing %s: %w", s.d.Name, st.text, err)
+		}
 	}
 	return se, nil
 }
 
 // Session is one worker's connection.
 type Session struct {
-	s                                              *Space
-	c                                              *sql.Conn
-	read, readVer, readLock, write, cas, readShare string
+	s                                                      *Space
+	c                                                      *sql.Conn
+	read, readVer, readLock, write, cas, readShare, insert *sql.Stmt
+	// batches are the kv batches' statements, by shape, prepared on first
+	// use (a run's batches have one or two sizes; batchShapesMax bounds
+	// what a caller of many sizes leaves prepared).
+	batches map[batchShape]*sql.Stmt
 }
+
+// batchShape is a kv batch statement: an upsert or a read, of n keys.
+type batchShape struct {
+	upsert bool
+	n      int
+}
+
+// batchShapesMax is how many batch statements a session keeps prepared;
+// a shape past them is prepared for the call and closed after it.
+const batchShapesMax = 8
+
+// undoTimeout bounds a ROLLBACK or UNLOCK TABLES sent after the op's
+// context ended: it must still go out (else the connection keeps the
+// transaction, its locks and its writes open for the next op to commit),
+// but not wait forever on a server that went away.
+const undoTimeout = 10 * time.Second
 
 // errNoRecord is a modify of a key that is not there.
 var errNoRecord = errors.New("no such record")
 
 func (se *Session) Read(ctx context.Context, key string) (int64, bool, error) {
 	var v int64
-	err := se.c.QueryRowContext(ctx, se.readShare, key).Scan(&v)
+	err := se.readShare.QueryRowContext(ctx, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
@@ -221,29 +263,33 @@ func (se *Session) Read(ctx context.Context, key string) (int64, bool, error) {
 	return v, true, nil
 }
 
-// execer is a connection or a transaction.
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+// undo runs q (ROLLBACK, UNLOCK TABLES) on the connection even if ctx
+// ended, bounded by undoTimeout.
+func (se *Session) undo(ctx context.Context, q string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+	defer cancel()
+	_, err := se.c.ExecContext(ctx, q)
+	return err
 }
 
 // inTx runs f in a transaction (the session's setting) or on the
 // connection (autocommit), retrying conflicts when retry says so.
-func (se *Session) inTx(ctx context.Context, tx bool, f func(execer) error) (int, error) {
+func (se *Session) inTx(ctx context.Context, tx bool, f func() error) (int, error) {
 	for retries := 0; ; retries++ {
 		var err error
 		if tx {
-			var t *sql.Tx
-			t, err = se.c.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
-			if err == nil {
-				if err = f(t); err == nil {
-					err = t.Commit()
-				} else {
-					t.Rollback()
+			if _, err = se.c.ExecContext(ctx, "BEGIN"); err == nil {
+				if err = f(); err == nil {
+					_, err = se.c.ExecContext(ctx, "COMMIT")
+				}
+				if err != nil {
+					// After a failed COMMIT too: a COMMIT that never
+					// reached the server left the transaction open.
+					se.undo(ctx, "ROLLBACK")
 				}
 			}
 		} else {
-			err = f(se.c)
+			err = f()
 		}
 		if err == nil || !se.s.d.IsConflict(err) || retries >= conflictRetriesMax || ctx.Err() != nil {
 			return retries, err
@@ -252,17 +298,16 @@ func (se *Session) inTx(ctx context.Context, tx bool, f func(execer) error) (int
 }
 
 func (se *Session) Write(ctx context.Context, recs []store.RWRecord) error {
-	q := "INSERT INTO " + se.s.d.Table + " (k, v, ver) VALUES (" + se.s.d.Placeholder(1) + ", " + se.s.d.Placeholder(2) + ", 0)"
-	do := func(e execer, r store.RWRecord) error {
-		if _, err := e.ExecContext(ctx, q, r.Key, r.Value); err != nil {
+	do := func(r store.RWRecord) error {
+		if _, err := se.insert.ExecContext(ctx, r.Key, r.Value); err != nil {
 			return fmt.Errorf("%s: insert %s: %w", se.s.d.Name, r.Key, err)
 		}
 		return nil
 	}
 	if se.s.opts.Transactional {
-		_, err := se.inTx(ctx, true, func(e execer) error {
+		_, err := se.inTx(ctx, true, func() error {
 			for _, r := range recs {
-				if err := do(e, r); err != nil {
+				if err := do(r); err != nil {
 					return err
 				}
 			}
@@ -271,7 +316,7 @@ func (se *Session) Write(ctx context.Context, recs []store.RWRecord) error {
 		return err
 	}
 	for _, r := range recs {
-		if err := do(se.c, r); err != nil {
+		if err := do(r); err != nil {
 			return err
 		}
 	}
@@ -280,7 +325,7 @@ func (se *Session) Write(ctx context.Context, recs []store.RWRecord) error {
 
 func (se *Session) Modify(ctx context.Context, keys []string, delta int64, mode store.RWModify) (int, error) {
 	name := se.s.d.Name
-	one := func(e execer, key string) (conflict bool, err error) {
+	one := func(key string) (conflict bool, err error) {
 		switch mode {
 		case store.RWUnlocked, store.RWLocked:
 			q := se.read
@@ -288,25 +333,25 @@ func (se *Session) Modify(ctx context.Context, keys []string, delta int64, mode 
 				q = se.readLock
 			}
 			var v int64
-			if err := e.QueryRowContext(ctx, q, key).Scan(&v); err != nil {
+			if err := q.QueryRowContext(ctx, key).Scan(&v); err != nil {
 				if errors.Is(err, sql.ErrNoRows) {
 					err = errNoRecord
 				}
 				return false, fmt.Errorf("%s: modify %s: read: %w", name, key, err)
 			}
-			if _, err := e.ExecContext(ctx, se.write, v+delta, key); err != nil {
+			if _, err := se.write.ExecContext(ctx, v+delta, key); err != nil {
 				return false, fmt.Errorf("%s: modify %s: write: %w", name, key, err)
 			}
 			return false, nil
 		case store.RWVersioned:
 			var v, ver int64
-			if err := e.QueryRowContext(ctx, se.readVer, key).Scan(&v, &ver); err != nil {
+			if err := se.readVer.QueryRowContext(ctx, key).Scan(&v, &ver); err != nil {
 				if errors.Is(err, sql.ErrNoRows) {
 					err = errNoRecord
 				}
 				return false, fmt.Errorf("%s: modify %s: read: %w", name, key, err)
 			}
-			res, err := e.ExecContext(ctx, se.cas, v+delta, key, ver)
+			res, err := se.cas.ExecContext(ctx, v+delta, key, ver)
 			if err != nil {
 				return false, fmt.Errorf("%s: modify %s: compare-and-set: %w", name, key, err)
 			}
@@ -320,9 +365,9 @@ func (se *Session) Modify(ctx context.Context, keys []string, delta int64, mode 
 	}
 	lockTables := mode == store.RWLocked && se.s.d.TableLocks
 	total := 0
-	batch := func(e execer) (bool, error) {
+	batch := func() (bool, error) {
 		for _, k := range keys {
-			conflict, err := one(e, k)
+			conflict, err := one(k)
 			if err != nil || conflict {
 				return conflict, err
 			}
@@ -332,15 +377,15 @@ func (se *Session) Modify(ctx context.Context, keys []string, delta int64, mode 
 	run := func(keys []string) error {
 		for {
 			var conflict bool
-			retries, err := se.inTx(ctx, se.s.opts.Transactional || mode == store.RWLocked && !lockTables, func(e execer) error {
+			retries, err := se.inTx(ctx, se.s.opts.Transactional || mode == store.RWLocked && !lockTables, func() error {
 				if lockTables {
-					if _, err := e.ExecContext(ctx, "LOCK TABLES "+se.s.d.Table+" WRITE"); err != nil {
+					if _, err := se.c.ExecContext(ctx, "LOCK TABLES "+se.s.d.Table+" WRITE"); err != nil {
 						return err
 					}
-					defer e.ExecContext(context.WithoutCancel(ctx), "UNLOCK TABLES")
+					defer se.undo(ctx, "UNLOCK TABLES")
 				}
 				var err error
-				conflict, err = batch(e)
+				conflict, err = batch()
 				if conflict && se.s.opts.Transactional {
 					return errCASFailed
 				}
@@ -378,6 +423,24 @@ func (se *Session) Modify(ctx context.Context, keys []string, delta int64, mode 
 // errCASFailed rolls back a transaction whose compare-and-set lost.
 var errCASFailed = errors.New("compare-and-set lost")
 
+// batchStmt returns the prepared statement of shape b (text, when it is
+// not prepared yet), and a done to call after its use: it closes a
+// statement past batchShapesMax.
+func (se *Session) batchStmt(ctx context.Context, b batchShape, text func() string) (*sql.Stmt, func(), error) {
+	if st, ok := se.batches[b]; ok {
+		return st, func() {}, nil
+	}
+	st, err := se.c.PrepareContext(ctx, text())
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(se.batches) < batchShapesMax {
+		se.batches[b] = st
+		return st, func() {}, nil
+	}
+	return st, func() { st.Close() }, nil
+}
+
 // PipelineWrite upserts every record in one statement: one round trip.
 // The rows are listed in key order: the statement locks them in the order
 // it lists them, and two upserts of the same keys in different orders
@@ -387,7 +450,12 @@ func (se *Session) PipelineWrite(ctx context.Context, recs []store.RWRecord) err
 		recs = slices.SortedFunc(slices.Values(recs), compareKeys)
 	}
 	q, args := se.s.insert(recs, se.s.d.UpsertSuffix)
-	if _, err := se.c.ExecContext(ctx, q, args...); err != nil {
+	st, done, err := se.batchStmt(ctx, batchShape{upsert: true, n: len(recs)}, func() string { return q })
+	if err == nil {
+		_, err = st.ExecContext(ctx, args...)
+		done()
+	}
+	if err != nil {
 		return fmt.Errorf("%s: upsert of %d records: %w", se.s.d.Name, len(recs), err)
 	}
 	return nil
@@ -397,21 +465,30 @@ func compareKeys(a, b store.RWRecord) int { return strings.Compare(a.Key, b.Key)
 
 // PipelineRead reads every key in one SELECT ... IN: one round trip.
 func (se *Session) PipelineRead(ctx context.Context, keys []string, values []int64, found []bool) error {
-	var b strings.Builder
-	b.WriteString("SELECT k, v FROM " + se.s.d.Table + " WHERE k IN (")
 	args := make([]any, len(keys))
 	at := make(map[string][]int, len(keys)) // a key may be asked twice
 	for i, k := range keys {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(se.s.d.Placeholder(i + 1))
 		args[i] = k
 		at[k] = append(at[k], i)
 		values[i], found[i] = 0, false
 	}
-	b.WriteString(")")
-	rows, err := se.c.QueryContext(ctx, b.String(), args...)
+	st, done, err := se.batchStmt(ctx, batchShape{n: len(keys)}, func() string {
+		var b strings.Builder
+		b.WriteString("SELECT k, v FROM " + se.s.d.Table + " WHERE k IN (")
+		for i := range keys {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(se.s.d.Placeholder(i + 1))
+		}
+		b.WriteString(")")
+		return b.String()
+	})
+	if err != nil {
+		return fmt.Errorf("%s: read of %d keys: %w", se.s.d.Name, len(keys), err)
+	}
+	defer done()
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return fmt.Errorf("%s: read of %d keys: %w", se.s.d.Name, len(keys), err)
 	}
@@ -429,7 +506,18 @@ func (se *Session) PipelineRead(ctx context.Context, keys []string, values []int
 	return rows.Err()
 }
 
-func (se *Session) Close() error { return se.c.Close() }
+// Close closes the session's statements and gives its connection back.
+func (se *Session) Close() error {
+	for _, st := range []*sql.Stmt{se.read, se.readVer, se.readLock, se.write, se.cas, se.readShare, se.insert} {
+		if st != nil {
+			st.Close()
+		}
+	}
+	for _, st := range se.batches {
+		st.Close()
+	}
+	return se.c.Close()
+}
 
 var _ store.RWPipeliner = (*Session)(nil)
 
