@@ -41,24 +41,29 @@
 // later sync changes that, whatever it reports; the file system must be
 // remounted, so the next crash is a power cut, and a recovery that failed
 // on it runs again only after one. A power cut keeps a seed-chosen subset
-// of every file's unsynced 4 KiB pages, each whole, torn or lost, in no order
-// (unordered writeback), and each directory's entries as of its last
+// of every file's unsynced 4 KiB pages, each whole, torn or lost, in no
+// order (unordered writeback), and each directory's entries as of its last
 // sync. A process crash keeps the page cache and the entries as they are,
 // still unsynced (vfs.Mem.CrashProcess): a power cut later in the run
-// loses what the restarted process did not make durable. In fsync and
-// none runs a crash is a power cut two times in three, else a crash of the
+// loses what the restarted process did not make durable. In fsync and none
+// runs a crash is a power cut two times in three, else a crash of the
 // process; in write runs a crash of the process, and one time in three a
 // power cut, which write mode does not promise to survive but must recover
-// from. In fsync runs the process may also die in an fdatasync of
-// a segment, between the write of a frame and its sync (the one point of
-// that mode where the page cache holds more than the disk), faults on or
-// off. With faults on, the process also dies at a step of writing a
-// snapshot (each call on its file, the rename, the directory sync), of
-// retiring segments (removing those a snapshot covers, the directory sync
-// after; in write and none modes the sync and unmap of a full segment),
-// and at any rename, remove or directory sync (Config.StepKillRate), and
-// the machine goes down with it as often as at other crashes. Half the
-// crashes come in the middle of a window, with replies outstanding.
+// from. In write and none runs a full segment is synced on the journal's
+// goroutine, and the seed places that sync against the crash: before a
+// crash of the process it ran, or (half the time) the process died first
+// and left the segment in the page cache only, for the next recovery to
+// make durable (faultFS.retiring). In fsync runs the process may also die
+// in an fdatasync of a segment, between the write of a frame and its sync
+// (the one point of that mode where the page cache holds more than the
+// disk), faults on or off. With faults on, the process also dies at a step
+// of writing a snapshot (each call on its file, the rename, the directory
+// sync), of retiring segments (removing those a snapshot covers, the
+// directory sync after; in write and none modes the sync and unmap of a
+// full segment), and at any rename, remove or directory sync
+// (Config.StepKillRate), and the machine goes down with it as often as at
+// other crashes. Half the crashes come in the middle of a window, with
+// replies outstanding.
 //
 // After every recovery the simulator checks the promises, against a
 // reference model (inventory.State, the same pure state machine, fed the
@@ -101,12 +106,14 @@
 // pages a power cut keeps (hashed from the seed, the file and the page)
 // and the fault decisions (the n-th call of a kind on a file is decided by
 // the seed, the kind, the file and n; so are the deaths in an fdatasync).
-// Not fixed: the engine's background
-// goroutines (the spare segment's preallocation, the background sync of
-// full segments, snapshots) run when the scheduler lets them, so whether
+// Not fixed: the engine's background goroutines (the spare segment's
+// preallocation, snapshots) run when the scheduler lets them, so whether
 // one of them finished before a crash, and with it what survives, can vary
-// between runs of one seed. With faults off, a seed's counts (acknowledged
-// ops, crashes) repeat from run to run; with faults on they may differ a
+// between runs of one seed. The background sync of a full segment does
+// not: it reaches the disk where the seed places it (above), at the latest
+// when the journal's writer goes on past it, and before a power cut if the
+// journal called it. With faults off, a seed's counts (acknowledged ops,
+// crashes) repeat from run to run; with faults on they may differ a
 // little. A replay reproduces the workload, the frames, the fault schedule
 // and the crash points; with faults on, the crashes at the steps of the
 // background goroutines vary between runs as their faults do.
@@ -129,6 +136,7 @@
 // (journal.BrokenDataDirNameNotSynced) (clock_audit13_test.go,
 // crashpoints_audit13_test.go, dirsync_audit13_test.go), a recovery
 // that does not sync the history segments (journal.BrokenNoHistorySync,
-// within 3,000 seeds: history_audit16_test.go), and a model that never
-// closes a frame aside (cut_audit16_test.go).
+// at the first of seven fixed seeds, with eight snapshots kept:
+// history_audit16_test.go), and a model that never closes a frame aside
+// (cut_audit16_test.go).
 package sim

@@ -30,7 +30,9 @@ import (
 // Reads fail only while reads is set (recovery), so that a run does not
 // end in a loop of failed opens. Besides its faults, it kills the process:
 // in an fdatasync of a segment (kill) and at a step of writing a snapshot
-// or retiring a segment (stepKill).
+// or retiring a segment (stepKill). In an unsynced journal it also holds
+// the background fdatasync of the last full segment for the simulator to
+// place (retiring).
 type faultFS struct {
 	fs vfs.FS
 
@@ -80,6 +82,27 @@ type faultFS struct {
 	// may still call in but no longer act on the machine.
 	machine *machine
 	retired bool
+	// current is the segment the journal writes (unsynced runs), the one
+	// the writer made last (created, or the spare renamed into place).
+	// retiring is a handle on the full segment it left at its last
+	// rotation while the process ran (retiringName), whose fdatasync the
+	// journal runs on a goroutine of its own (journal's retire): that
+	// sync returns at once (retireCalled) and lands on the disk when the
+	// simulator places it (settleRetiring): at the writer's next rotation,
+	// which the journal makes only once that sync returned; at a sync of
+	// the current segment, which waits for it too; at the process's death
+	// at a step (dieLocked), or at the simulator's crash, which draws
+	// whether a crash of the process came before it
+	// (runner.placeRetirement). Without it the goroutine's sync ran when
+	// the scheduler let it, nearly always at once, so a crash of the
+	// process before it (the history a recovery must then sync,
+	// journal.BrokenNoHistorySync) came in one seed of hundreds, which
+	// seed varying from run to run, and under go test -race in none of
+	// 5,000.
+	current      string
+	retiring     vfs.File
+	retiringName string
+	retireCalled bool
 }
 
 // machine is the state of one simulated machine that outlives a process
@@ -165,10 +188,15 @@ func (f *faultFS) drawLocked(key string, rate float64) bool {
 // dieLocked ends the process at this call, step naming it ("" for a death
 // in an fdatasync of a segment): dead at once, then what the next process
 // finds is taken. Called with f.mu held; returns with it released.
+//
+// A full segment's background sync that was called (retiring) lands
+// before: the process may have gone on past it, as the kill of a later
+// step of the same retirement has.
 func (f *faultFS) dieLocked(step string) {
 	f.dying, f.killedAt = true, step
 	f.captured = make(chan struct{})
 	f.mu.Unlock()
+	f.settleRetiring(func(called bool) bool { return called })
 	killed := f.mem.CrashProcess()
 	f.mu.Lock()
 	f.killed = killed
@@ -306,6 +334,9 @@ func (f *faultFS) Create(name string) (vfs.File, error) {
 		}
 	}
 	file, err := f.fs.Create(name)
+	if err == nil {
+		f.segmentStarted(name)
+	}
 	return f.wrap(name, file, err)
 }
 
@@ -361,7 +392,11 @@ func (f *faultFS) Rename(from, to string) error {
 	}
 	f.entryChanged(from)
 	f.entryChanged(to)
-	return f.fs.Rename(from, to)
+	if err := f.fs.Rename(from, to); err != nil {
+		return err
+	}
+	f.segmentStarted(to)
+	return nil
 }
 
 func (f *faultFS) List(dir string) ([]string, error)   { return f.fs.List(dir) }
@@ -581,6 +616,86 @@ func (m *machine) mustRemount() bool {
 	return m.remount
 }
 
+// segmentStarted notes that the journal's writer made segment name (a
+// create, or the spare renamed into place) while this process runs: in an
+// unsynced journal the writer rotates only once the background sync of
+// the full segment it left last time returned (journal's waitRetired), so
+// that sync lands now, and the segment it leaves now is the one retiring.
+// At the open no segment is retiring: recovery synced what it keeps.
+func (f *faultFS) segmentStarted(name string) {
+	name = path.Clean(name)
+	if !strings.HasPrefix(path.Base(name), "journal-") {
+		return
+	}
+	f.mu.Lock()
+	if !f.unsynced || f.dying || f.retired || name == f.current {
+		f.mu.Unlock()
+		return
+	}
+	left := f.current
+	f.current = name
+	kills := f.kills
+	f.mu.Unlock()
+	f.settleRetiring(func(called bool) bool { return called })
+	if !kills || left == "" {
+		return
+	}
+	g, err := f.fs.Open(left)
+	if err != nil {
+		return // removed already: nothing of it is read again
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.dying || f.retired {
+		g.Close()
+		return
+	}
+	f.retiring, f.retiringName, f.retireCalled = g, left, false
+}
+
+// deferRetiring takes a sync of name (one that did not fail) that is the
+// retiring segment's background sync: it returns at once, and lands when
+// the simulator places it (settleRetiring). A sync of the current segment
+// comes after the retiring one returned (journal's Sync waits for it),
+// which lands first.
+func (f *faultFS) deferRetiring(name string) bool {
+	name = path.Clean(name)
+	f.mu.Lock()
+	if f.retiring == nil || f.dying {
+		f.mu.Unlock()
+		return false
+	}
+	if name == f.retiringName {
+		f.retireCalled = true
+		f.mu.Unlock()
+		return true
+	}
+	current := name == f.current
+	f.mu.Unlock()
+	if current {
+		f.settleRetiring(func(called bool) bool { return called })
+	}
+	return false
+}
+
+// settleRetiring ends the retiring segment's wait: ran, told whether its
+// background sync was called, says whether that sync reached the disk (it
+// is then synced now), or not (a crash of the process came before it: its
+// pages stay in the page cache, unsynced).
+func (f *faultFS) settleRetiring(ran func(called bool) bool) {
+	f.mu.Lock()
+	g, called := f.retiring, f.retireCalled
+	f.retiring, f.retiringName, f.retireCalled = nil, "", false
+	f.mu.Unlock()
+	if g == nil {
+		return
+	}
+	if ran(called) {
+		g.Sync()
+	}
+	g.Close()
+}
+
 type faultFile struct {
 	vfs.File
 	fs   *faultFS
@@ -636,6 +751,9 @@ func (f *faultFile) Sync() error {
 	lie := f.fs.lieSync
 	f.fs.mu.Unlock()
 	if lie {
+		return nil
+	}
+	if f.fs.deferRetiring(f.name) {
 		return nil
 	}
 	return f.File.Sync()

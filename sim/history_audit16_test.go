@@ -19,27 +19,45 @@ import (
 //
 // It needs a crash of the process before the background sync of a full
 // segment ran, a snapshot covering that segment already, a restart, and a
-// power cut before the segment is retired: which seed finds it varies
-// with the goroutines (seeds 238, 305, 422, 452 and 702 in seven runs of
-// eight with 5,000 ops; none in 1,000 seeds in the eighth). So this test
-// runs up to 5,000 seeds, not caught's 1,000.
+// power cut before the segment is retired. Which seed found it used to
+// vary with the goroutines (the journal's sync raced the crash): seeds
+// 153 to 1,054 in runs of up to 5,000, and none in 5,000 under go test
+// -race. Now the seed places that sync against each crash of the process
+// (runner.placeRetirement), and the engine keeps eight snapshots
+// (Config.keepSnapshots), so that the history stays until a power cut
+// comes: each of these seeds catches it in a run of a few hundred
+// milliseconds, with the scheduler left only the snapshots' goroutine to
+// decide (whether one just started is on the disk at a crash; Package
+// sim, Determinism), which changes the run of a seed now and then. So the
+// test takes the first of them that catches it, and the sound journal
+// must pass every one.
+var historySyncSeeds = []uint64{25, 182, 238, 60, 113, 186, 150}
+
 func TestCatchesRecoveryThatDoesNotSyncTheHistory(t *testing.T) {
-	cfg := Config{Ops: 5000, Durability: engine.DurabilityNone, FaultRate: -1, Broken: BrokenNoHistorySync}
-	for seed := uint64(1); seed <= 5000; seed++ {
+	cfg := Config{Ops: 5000, Durability: engine.DurabilityNone, FaultRate: -1, Broken: BrokenNoHistorySync, keepSnapshots: 8}
+	caught := uint64(0)
+	for _, seed := range historySyncSeeds {
 		cfg.Seed = seed
 		res := Run(cfg)
 		if !res.Failed() {
+			t.Logf("seed %d did not catch it (%d crashes of the process before a retirement's sync)", seed, res.RetirementsCut)
 			continue
 		}
 		t.Logf("caught at seed %d: %v", seed, res.Violations[0])
-		sound := cfg
-		sound.Broken = BrokenNone
+		caught = seed
+		break
+	}
+	if caught == 0 {
+		t.Fatalf("the broken recovery went uncaught at seeds %v", historySyncSeeds)
+	}
+	sound := cfg
+	sound.Broken = BrokenNone
+	for _, seed := range historySyncSeeds {
+		sound.Seed = seed
 		if res := Run(sound); res.Failed() {
 			t.Fatalf("seed %d fails with nothing broken too: %v\nreplay: %s", seed, res.Violations, res.ReplayCommand())
 		}
-		return
 	}
-	t.Fatalf("the broken recovery went uncaught for 5,000 seeds")
 }
 
 // Sound runs of write and none, with crashes of the process before power

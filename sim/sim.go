@@ -93,6 +93,10 @@ type Config struct {
 	// closes a frame aside, as an engine without engine.cutLocked would
 	// not; the engine's cuts must then fail the run.
 	modelNoCut bool
+	// keepSnapshots, when set, is the engine's KeepSnapshots (default:
+	// the engine's, 2): more snapshots kept keep the history before the
+	// newest one longer, for a test that aims at it.
+	keepSnapshots int
 	// Dir is the data directory (default /data). The engine makes it at
 	// the first open, with its missing parents: each is a new name in its
 	// parent, durable only once the parent is synced.
@@ -222,6 +226,11 @@ type Result struct {
 	// Remounts counts the power cuts forced by a failed directory sync
 	// (the file system must be remounted), of PowerCuts.
 	Remounts int
+	// RetirementsCut counts the crashes of the process (write and none
+	// runs) that came before the background fdatasync of the last full
+	// segment (faultFS.retiring): its frames were left in the page cache
+	// only, for the next recovery to make durable.
+	RetirementsCut int
 	// ClockStepsBack and ClockStepsForward count the steps of the wall
 	// clock.
 	ClockStepsBack    int
@@ -335,6 +344,10 @@ type runner struct {
 	// inside fsync windows (between).
 	clockRNG   *rand.Rand
 	advanceRNG *rand.Rand
+	// retireRNG draws, at a crash of the process in write and none runs,
+	// whether the background sync of the last full segment ran before it
+	// (placeRetirement), a stream of its own.
+	retireRNG *rand.Rand
 	// snapshotEvery is the engine's SnapshotEveryOps, drawn per seed from
 	// its own stream: often enough that snapshots trim segments.
 	snapshotEvery int64
@@ -380,8 +393,8 @@ func Run(cfg Config) *Result {
 	}
 	r := &runner{cfg: cfg, rng: rng, res: &Result{Seed: cfg.Seed, Durability: cfg.Durability, Dir: cfg.Dir, StepKillRate: cfg.StepKillRate, Ops: cfg.Ops}, clock: &clock{},
 		retentionRNG: rand.New(rand.NewPCG(cfg.Seed, 0x726574)), clockRNG: rand.New(rand.NewPCG(cfg.Seed, 0x636c6b)),
-		advanceRNG: rand.New(rand.NewPCG(cfg.Seed, 0x616476)),
-		machine:    newMachine()}
+		advanceRNG: rand.New(rand.NewPCG(cfg.Seed, 0x616476)), retireRNG: rand.New(rand.NewPCG(cfg.Seed, 0x727472)),
+		machine: newMachine()}
 	r.snapshotEvery = []int64{150, 400, 1500}[rand.New(rand.NewPCG(cfg.Seed, 0x736e70)).IntN(3)]
 	r.clock.ms.Store(1_700_000_000_000)
 	r.mem = vfs.NewMem()
@@ -718,6 +731,7 @@ func (r *runner) crash() {
 		r.res.Kills++
 	default:
 		r.powerCut = r.drawPowerCut()
+		r.placeRetirement(r.powerCut || r.machine.mustRemount())
 		if !r.powerCut {
 			survived = r.mem.CrashProcess()
 		}
@@ -755,6 +769,29 @@ func (r *runner) crash() {
 	if r.powerCut {
 		r.stepClock(3, false)
 	}
+}
+
+// placeRetirement places, in write and none runs, the background fdatasync
+// of the last full segment (faultFS.retiring) against this crash. Before
+// a crash of the process, half the time (drawn from the seed): it ran, or
+// the process died first, its frames in the page cache only, whatever the
+// journal's goroutine had done by then. So a seed, not the scheduler,
+// decides whether the next recovery finds a full segment unsynced, which
+// it must sync, history before the newest snapshot included
+// (journal.BrokenNoHistorySync), before a later power cut. Before a power
+// cut, it ran if the goroutine called it (the process may have gone on
+// past it), as before.
+func (r *runner) placeRetirement(powerCut bool) {
+	r.ffs.settleRetiring(func(called bool) bool {
+		if powerCut {
+			return called
+		}
+		if r.retireRNG.IntN(2) == 0 {
+			return true
+		}
+		r.res.RetirementsCut++
+		return false
+	})
 }
 
 // drawPowerCut draws whether a crash is a power cut: under fsync and none
@@ -858,7 +895,7 @@ func (r *runner) open() bool {
 		r.eng, err = engine.Open(engine.Config{
 			Dir: r.cfg.Dir, FS: r.ffs, Durability: r.cfg.Durability, Clock: r.clock, TickInterval: -1,
 			Retention:    time.Duration(r.retention) * time.Millisecond,
-			SegmentBytes: 8 << 10, SnapshotEveryOps: r.snapshotEvery, QueueMax: 256, Broken: r.cfg.Broken.journal(),
+			SegmentBytes: 8 << 10, SnapshotEveryOps: r.snapshotEvery, KeepSnapshots: r.cfg.keepSnapshots, QueueMax: 256, Broken: r.cfg.Broken.journal(),
 			// Frames end where the seed says (window), not where the
 			// flusher goroutine happens to wake.
 			ManualFlush: true,
