@@ -220,6 +220,9 @@ func checkBenchFiles(f *benchFlags) error {
 		if err := checkWritable(o.path); err != nil {
 			return fmt.Errorf("--%s %s: %w", o.flag, o.path, err)
 		}
+		if !regularOrNew(o.path) {
+			continue // a device (/dev/null, /dev/stdout) takes any number of writers
+		}
 		if f.opsFile != "" && samePath(o.path, f.opsFile) {
 			return fmt.Errorf("--%s %s is the --ops-file: writing there would destroy the ops", o.flag, o.path)
 		}
@@ -260,6 +263,14 @@ func checkWritable(path string) error {
 	tmp.Close()
 	os.Remove(tmp.Name())
 	return nil
+}
+
+// regularOrNew reports whether path is a regular file or names nothing
+// yet: what the bench's outputs replace whole (writeFileAtomic), where two
+// outputs naming one file would lose one of them.
+func regularOrNew(path string) bool {
+	st, err := os.Stat(path)
+	return err != nil || st.Mode().IsRegular()
 }
 
 // samePath reports whether a and b name one file: the same existing file,

@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // busyAddr returns a loopback address something listens on for the rest
@@ -182,7 +186,7 @@ func TestAudit17ServeRefusesBadValuesBeforeTheDataDir(t *testing.T) {
 		{args: []string{"--change-streams-max", "0"}, code: 2, want: "--change-streams-max must be positive"},
 		{env: [2]string{"ALLOT_PIPELINE_DEPTH_MAX", "0"}, code: 2, want: "ALLOT_PIPELINE_DEPTH_MAX (environment) must be positive"},
 		{args: []string{"--auth-timeout", "0s"}, code: 2, want: "--auth-timeout must be positive"},
-		{args: []string{"--shutdown-timeout", "-1s"}, code: 2, want: "--shutdown-timeout must be positive"},
+		{args: []string{"--shutdown-timeout", "-1s"}, code: 2, want: "--shutdown-timeout must be 0 (close connections at once) or more"},
 		{args: []string{"--pprof", "8.8.8.8:6060"}, code: 2, want: "not loopback"},
 		{env: [2]string{"ALLOT_DURABILITY", "fast"}, code: 2, want: "ALLOT_DURABILITY (environment)"},
 		{code: 1, want: "--resp " + busy + ": "},
@@ -216,5 +220,64 @@ func TestAudit17NegativeDurations(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, "--timeout must be positive, got "+v) {
 			t.Errorf("services status --timeout %s: exit %d, stderr %q; want exit 2 naming --timeout", v, code, stderr)
 		}
+	}
+}
+
+// --shutdown-timeout 0 closes the connections at once on SIGTERM: the
+// shutdown's deadline ending is what was asked for, and serve exits 0 (it
+// exited 1, "context deadline exceeded", on every SIGTERM; refusing 0, as
+// the zero limits are, would have taken the value away).
+func TestAudit17ShutdownTimeoutZeroStopsCleanly(t *testing.T) {
+	c := startServeLimited(t, 4096, nil, "--shutdown-timeout", "0")
+	if _, err := c.outcome(t); err != nil {
+		t.Fatalf("serve --shutdown-timeout 0 did not start: %v\n%s", err, c.stderr)
+	}
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not stop on SIGTERM:\n%s", c.stderr)
+	}
+	if c.err != nil {
+		t.Fatalf("serve --shutdown-timeout 0 stopped with %v:\n%s", c.err, c.stderr)
+	}
+}
+
+// Two outputs on one device or FIFO (as --out /dev/stdout --report
+// /dev/stdout) are written in turn, not one replacing the other: the
+// check that refuses two outputs naming one regular file let them be.
+func TestAudit17BenchOutputsMayShareAFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "out.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	var stop atomic.Bool
+	drained := make(chan []byte)
+	go func() {
+		// Each open waits for a writer; reading to EOF ends its turn (or
+		// both writers', when the second opened during the first).
+		var got bytes.Buffer
+		for !stop.Load() {
+			f, err := os.Open(fifo)
+			if err != nil {
+				break
+			}
+			io.Copy(&got, f)
+			f.Close()
+		}
+		drained <- got.Bytes()
+	}()
+	code, _, stderr := runCLI("bench", "--store", "memory", "--workers", "2", "--rows", "10", "--ops", "50", "--quiet", "--out", fifo, "--report", fifo)
+	stop.Store(true)
+	// The reader waits in its open: a writer that writes nothing ends it.
+	if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+		w.Close()
+	}
+	got := <-drained
+	if code != 0 {
+		t.Fatalf("--out and --report on one FIFO: exit %d: %s", code, stderr)
+	}
+	if !bytes.Contains(got, []byte(`"version": 1`)) || !bytes.Contains(got, []byte("<!DOCTYPE html>")) {
+		t.Errorf("the FIFO got %d bytes, want the results (JSON) and the report (HTML): %.200q", len(got), got)
 	}
 }
