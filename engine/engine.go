@@ -1113,7 +1113,6 @@ func (e *Engine) writeLocal(frames [][]byte, trace *Trace) error {
 			return err
 		}
 	}
-	e.stats.journalBytes.Store(e.journal.Bytes())
 	if e.cfg.Durability != DurabilityFsync {
 		return nil
 	}

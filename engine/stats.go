@@ -61,7 +61,6 @@ var ExpiryLagBounds = [...]time.Duration{
 type stats struct {
 	requests     atomic.Int64
 	batches      atomic.Int64
-	journalBytes atomic.Int64
 	syncs        atomic.Int64
 	syncNanos    atomic.Int64
 	snapshots    atomic.Int64
@@ -114,9 +113,11 @@ func (s *stats) sync(d time.Duration) {
 func (e *Engine) Stats() Stats {
 	s := &e.stats
 	out := Stats{
-		Requests:     s.requests.Load(),
-		Batches:      s.batches.Load(),
-		JournalBytes: s.journalBytes.Load(),
+		Requests: s.requests.Load(),
+		Batches:  s.batches.Load(),
+		// From the journal itself: in write and none modes frames are
+		// written under mu, not by the flusher.
+		JournalBytes: e.journal.Bytes(),
 		Syncs:        s.syncs.Load(),
 		SyncSeconds:  float64(s.syncNanos.Load()) / 1e9,
 		Snapshots:    s.snapshots.Load(),
