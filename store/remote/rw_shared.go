@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"allot/client"
 	"allot/inventory"
 	"allot/store/rowrecords"
 )
@@ -35,8 +36,10 @@ func (o *sharedOps) Do(ctx context.Context, op inventory.Op) (inventory.Result, 
 // takes them in the order they reach its queue, which is not ops' order:
 // a call naming a row twice with a mutation among them (whose order
 // decides the outcome) sends its ops one after another instead. An error
-// of any op is the call's, the outcome of every op unknown (the first
-// such error, in ops' order, is returned).
+// of any op is the call's (the first, in ops' order); its class is the
+// whole call's: an unknown outcome (client.ErrOutcomeUnknown) once any op
+// of it may have been applied, however that op's own error reads, so a
+// caller never resends a pipeline that applied some of its ops.
 func (o *sharedOps) Pipeline(ctx context.Context, ops []inventory.Op, results []inventory.Result) error {
 	if len(results) < len(ops) {
 		return fmt.Errorf("store/remote: %d results for %d ops", len(results), len(ops))
@@ -45,7 +48,8 @@ func (o *sharedOps) Pipeline(ctx context.Context, ops []inventory.Op, results []
 		for i := range ops {
 			r, err := o.s.sh.do(ctx, ops[i], results[i].Lines[:0])
 			if err != nil {
-				return o.s.wrap(fmt.Errorf("op %d of %d: %w", i+1, len(ops), err))
+				// Ops before i were applied.
+				return o.s.wrap(pipelineError(i, len(ops), err, i > 0))
 			}
 			results[i] = r
 		}
@@ -59,12 +63,28 @@ func (o *sharedOps) Pipeline(ctx context.Context, ops []inventory.Op, results []
 		})
 	}
 	wg.Wait()
+	first, applied := -1, false
 	for i, err := range errs {
-		if err != nil {
-			return o.s.wrap(fmt.Errorf("op %d of %d: %w", i+1, len(ops), err))
+		if err != nil && first < 0 {
+			first = i
 		}
+		applied = applied || err == nil || client.MaybeApplied(err)
 	}
-	return nil
+	if first < 0 {
+		return nil
+	}
+	return o.s.wrap(pipelineError(first, len(ops), errs[first], applied))
+}
+
+// pipelineError is the error of a pipeline of n ops whose op i failed with
+// err: of unknown outcome when some op of it may have been applied
+// (applied), whatever err's own class (a refusal of op i, a context that
+// ended before op i was sent).
+func pipelineError(i, n int, err error, applied bool) error {
+	if applied && !client.MaybeApplied(err) {
+		return fmt.Errorf("op %d of %d: %v (other ops of the pipeline may have been applied): %w", i+1, n, err, client.ErrOutcomeUnknown)
+	}
+	return fmt.Errorf("op %d of %d: %w", i+1, n, err)
 }
 
 // namesAMutatedRowTwice reports whether two of ops name one row and one
