@@ -19,7 +19,8 @@ const digitsMax = 18
 // Redis refuses one past proto-max-bulk-len (512 MB by default). Skipping
 // a length no client will ever send the bytes of (readHeader passes up to
 // 10^18-1) would swallow every later command on the connection without a
-// reply: the connection would look open and be dead.
+// reply: the connection would look open and be dead. A command bytes max
+// above it raises it (a length the limit takes is never fatal).
 const bulkBytesMax = 512 << 20
 
 // ArgsMaxFloor is the least Limits.ArgsMax: the arguments of the longest
@@ -200,7 +201,7 @@ func (d *Decoder) multibulk(b []byte) ([][]byte, int, *Error) {
 		if !ok {
 			return nil, 0, err
 		}
-		if size < 0 || size > bulkBytesMax {
+		if size < 0 || size > max(bulkBytesMax, d.limits.CommandBytesMax) {
 			return nil, 0, errBulkLength
 		}
 		if next+size+2 > d.limits.CommandBytesMax {
@@ -304,7 +305,7 @@ func (d *Decoder) skip(b []byte) (int, *Error) {
 			}
 			return n, err
 		}
-		if size < 0 || size > bulkBytesMax {
+		if size < 0 || size > max(bulkBytesMax, d.limits.CommandBytesMax) {
 			d.skipArgs = 0
 			return n, errBulkLength
 		}

@@ -69,3 +69,20 @@ func TestArgsMaxFloorTakesStockSetWithIDAudit17(t *testing.T) {
 		t.Fatalf("STOCK.SET with ID at the floor: %d args, %d of %d bytes, %v", len(args), n, b.Len(), err)
 	}
 }
+
+// A command bytes max above 512 MB takes bulks that long: the fatal bound
+// on a bulk's length is the larger of the two (a 600 MB bulk under a
+// 1 GiB limit was a protocol error, the connection closed).
+func TestBulkBoundFollowsALargerLimitAudit17(t *testing.T) {
+	l := Limits{CommandBytesMax: 1 << 30, ArgsMax: 16}
+	in := fmt.Sprintf("*1\r\n$%d\r\nabc", 600<<20)
+	args, n, err := NewDecoder(l).Next([]byte(in))
+	if err != nil || n != 0 || args != nil {
+		t.Fatalf("a 600 MB bulk under a 1 GiB limit: %d args, %d bytes taken, %v; want to wait for its bytes", len(args), n, err)
+	}
+	// Past the limit, and past 512 MB: fatal.
+	in = fmt.Sprintf("*1\r\n$%d\r\nabc", (1<<30)+1)
+	if _, _, err := NewDecoder(l).Next([]byte(in)); err == nil || !err.Fatal {
+		t.Fatalf("a bulk past both bounds: %v, want a fatal protocol error", err)
+	}
+}
