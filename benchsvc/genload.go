@@ -89,8 +89,8 @@ func ParseGenLoad(body []byte) (GenLoad, error) {
 		}
 		return GenLoad{}, badRequest("body: %v", err)
 	}
-	if dec.More() {
-		return GenLoad{}, badRequest("body holds more than one JSON value")
+	if err := onlyValue(body, dec); err != nil {
+		return GenLoad{}, err
 	}
 	g.RequestType = strings.ToUpper(strings.TrimSpace(g.RequestType))
 	switch {

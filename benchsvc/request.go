@@ -63,8 +63,8 @@ func Args(body []byte) ([]string, error) {
 	if fields == nil {
 		return nil, badRequest("body is not a JSON object")
 	}
-	if dec.More() {
-		return nil, badRequest("body holds more than one JSON value")
+	if err := onlyValue(body, dec); err != nil {
+		return nil, err
 	}
 	if len(fields) > requestFieldsMax {
 		return nil, badRequest("%d fields; at most %d", len(fields), requestFieldsMax)
@@ -95,6 +95,29 @@ func Args(body []byte) ([]string, error) {
 		args = append(args, "--"+strings.ReplaceAll(k, "_", "-")+"="+v)
 	}
 	return args, nil
+}
+
+// onlyValue refuses a body that holds anything but white space after the
+// JSON value dec has decoded from it. dec.More does not: it reports no
+// more for a stray } or ], and a body such as {"ops":1}} was accepted,
+// kept as the run's request and then could not be encoded: its record
+// answered 500 and never reached the data directory.
+func onlyValue(body []byte, dec *json.Decoder) error {
+	off := dec.InputOffset()
+	rest := bytes.TrimLeft(body[off:], " \t\r\n")
+	if len(rest) == 0 {
+		return nil
+	}
+	return badRequest("body holds more than one JSON value: %q follows it at byte %d", preview(rest), off+int64(len(body[off:])-len(rest)))
+}
+
+// preview is the start of b, for an error message.
+func preview(b []byte) string {
+	const n = 16
+	if len(b) > n {
+		return string(b[:n]) + "..."
+	}
+	return string(b)
 }
 
 func flagValue(v any) (string, error) {
@@ -134,6 +157,8 @@ func flagValue(v any) (string, error) {
 		return strings.Join(items, ","), nil
 	case nil:
 		return "", errors.New("null is not a value; leave the field out for the default")
+	case map[string]any:
+		return "", errors.New("an object is not a parameter value (want a string, number, boolean or list)")
 	}
 	return "", fmt.Errorf("a %T is not a parameter value (want a string, number, boolean or list)", v)
 }

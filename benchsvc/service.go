@@ -347,6 +347,16 @@ func (s *Service) load() error {
 			fmt.Fprintf(s.cfg.Log, "allot bench serve: skipping %s: not a run record (%v)\n", p, err)
 			continue
 		}
+		// A run's record is run-<id>.json. Another name holding it (a
+		// copy kept beside it, run-<id>-copy.json) made the run twice in
+		// the history (listed twice; past historyMax, the trim found
+		// the second one gone from runs and panicked, in New, holding
+		// mu), and its id decides where the record is written: an id
+		// that is no file name wrote outside the directory.
+		if want := "run-" + rec.ID + ".json"; name != want {
+			fmt.Fprintf(s.cfg.Log, "allot bench serve: skipping %s: it holds run %q, whose record is %s\n", p, rec.ID, want)
+			continue
+		}
 		if rec.State == StateQueued || rec.State == StateRunning {
 			rec.State = StateFailed
 			rec.Error = "the service stopped before this run finished"
