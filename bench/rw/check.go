@@ -29,8 +29,11 @@ func (c *checker) addf(format string, args ...any) {
 // extra["lost_updates"] instead. More is a violation in every mode (an
 // update applied twice, or from nowhere). Every acknowledged insert must be
 // there with its value; a READ-only run must read every record's loaded
-// value, and MIXED's reads a value from the loaded one to it plus the
-// modifies sent to that record before the read returned.
+// value, and MIXED's reads a value from the loaded one plus the modifies
+// acknowledged before the read began (less is a stale read) to the loaded
+// one plus the modifies sent to that record before the read returned. An
+// insert whose call failed may be missing, but if it is there it must
+// hold the value sent.
 //
 // Queues: every confirmed message must have been consumed once or still be
 // in the queue; a message consumed twice is a violation, and so is one no
@@ -103,8 +106,13 @@ func (r *run) checkRecords(c *checker, final []store.RWRecord, extra map[string]
 	known := len(r.loaded) + int(writes)
 	for _, list := range r.writtenUnknown {
 		for _, w := range list {
-			if _, ok := got[w.Key]; ok {
+			// A failed insert may be there or not; if it is, with the
+			// value it was sent with.
+			if v, ok := got[w.Key]; ok {
 				known++
+				if v != w.Value {
+					c.addf("insert %s (its call failed): value %d, want %d", w.Key, v, w.Value)
+				}
 			}
 		}
 	}
@@ -113,6 +121,9 @@ func (r *run) checkRecords(c *checker, final []store.RWRecord, extra map[string]
 	}
 	if n := r.readsWrong.Load(); n > 0 {
 		c.addf("%d reads returned a value no write made", n)
+	}
+	if n := r.readsStale.Load(); n > 0 {
+		c.addf("%d reads returned a value older than a modify acknowledged before they began (stale reads)", n)
 	}
 	if n := r.readsMissing.Load(); n > 0 {
 		c.addf("%d reads did not find their record", n)

@@ -63,12 +63,14 @@ type run struct {
 	consumed [][]int64
 
 	reads, readsWrong, readsMissing atomic.Int64
-	readCalls, writeCalls           atomic.Int64
-	readNanos, writeNanos           atomic.Int64
-	retries, errors                 atomic.Int64
-	errMu                           sync.Mutex
-	errSamples                      []string
-	loaded                          []store.RWRecord
+	// readsStale: reads older than a modify acknowledged before they began.
+	readsStale            atomic.Int64
+	readCalls, writeCalls atomic.Int64
+	readNanos, writeNanos atomic.Int64
+	retries, errors       atomic.Int64
+	errMu                 sync.Mutex
+	errSamples            []string
+	loaded                []store.RWRecord
 
 	// readEnd and writeEnd: when (ns after the meter's start) the last
 	// worker that read, or wrote, ran out of work; each role's rate is
@@ -352,6 +354,13 @@ func (r *run) worker(ctx context.Context, w int, s store.RWSession) {
 			if !r.info.Queue {
 				key = RecordKey(i)
 			}
+			// A modify acknowledged before the read starts was committed
+			// before it: the read must see it (a read concurrent with a
+			// modify may see it or not).
+			var floor int64
+			if !r.info.Queue {
+				floor = r.loaded[i].Value + r.acked[i].Load()
+			}
 			start := time.Now()
 			v, found, err := s.Read(ctx, key)
 			d := time.Since(start)
@@ -375,6 +384,10 @@ func (r *run) worker(ctx context.Context, w int, s store.RWSession) {
 				// above it by more than the modifies sent so far, is no
 				// write's (another record's value, say).
 				r.readsWrong.Add(1)
+			case v < floor:
+				// Older than a modify acknowledged before the read began:
+				// a stale read (a cache not invalidated, a lagging copy).
+				r.readsStale.Add(1)
 			}
 		case RequestWrite:
 			recs = recs[:0]
