@@ -30,6 +30,10 @@ const (
 	aptLockRetryInterval = 2 * time.Second
 )
 
+// aptInterruptWait bounds how long an interrupted apt-get may take to
+// finish the dpkg run it is in before it is killed (a variable for tests).
+var aptInterruptWait = 5 * time.Minute
+
 // ensureInstalled installs the Debian packages of every server in list that
 // is missing. Only root can; anyone else gets an error naming the packages.
 // Installs are serialised across processes by one machine-wide lock file
@@ -153,7 +157,10 @@ func runApt(ctx context.Context, argv ...string) ([]byte, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
-	// cmd.WaitDelay stays 0: after the SIGINT, Wait waits for the exit.
+	// After the SIGINT, Wait waits for the exit, up to aptInterruptWait:
+	// an apt-get (or a package's maintainer script) that hangs on is then
+	// killed, rather than holding `services up` for ever.
+	cmd.WaitDelay = aptInterruptWait
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		return out, fmt.Errorf("interrupted (%w): apt-get was sent SIGINT and waited for, so that no dpkg run was cut off: %v", ctx.Err(), err)

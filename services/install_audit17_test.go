@@ -207,3 +207,40 @@ func TestAudit17LeftoverPolicyIsRemoved(t *testing.T) {
 		t.Fatalf("the machine's policy was changed: %v %q", err, b)
 	}
 }
+
+// An interrupted apt-get that does not end (a maintainer script that
+// hangs, or one that ignores SIGINT) is killed once aptInterruptWait has
+// passed: runApt waited for it for ever, and `services up` with it.
+func TestAudit17AptHangingAfterInterruptIsKilled(t *testing.T) {
+	saved := aptInterruptWait
+	aptInterruptWait = 500 * time.Millisecond
+	t.Cleanup(func() { aptInterruptWait = saved })
+	dir := t.TempDir()
+	script := `trap '' INT
+echo > "$1/started"
+while :; do sleep 0.05; done`
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := runApt(ctx, "/bin/sh", "-c", script, "sh", dir)
+		done <- err
+	}()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the stand-in did not start within a minute")
+		}
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("error %v, want one that says the context was cancelled", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("runApt still waits a minute after its context ended, for an apt-get that ignores SIGINT")
+	}
+}
