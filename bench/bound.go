@@ -235,7 +235,7 @@ func (b *Bound) Share(opsPerSec float64) (ofFsync, ofFsyncRTT float64) {
 	return opsPerSec / b.OpsPerSecFsync, opsPerSec / b.OpsPerSecFsyncRTT
 }
 
-// boundShareNote says why r's ops/s cannot be read as a share of its
+// BoundShareNote says why r's ops/s cannot be read as a share of its
 // bound, "" when it can. The bound counts one durable call per op in
 // flight: true of the reservation workload's captures and releases, of
 // a kind that declares it (KindRegistration.OneDurableCallPerOp) and of
@@ -243,7 +243,7 @@ func (b *Bound) Share(opsPerSec float64) (ofFsync, ofFsyncRTT float64) {
 // durable writes, one record a call). Where a call carries several ops
 // (rw's --transactional --batch) or an op makes several calls (a
 // checkout cart), the share would be off by that factor.
-func boundShareNote(r *Result) string {
+func BoundShareNote(r *Result) string {
 	k := kindOf(r)
 	if k == "" || r.OneDurableCallPerOp {
 		return ""
@@ -262,7 +262,7 @@ func boundShareNote(r *Result) string {
 
 // WriteBounds writes, under the table, each durable run's bound and how
 // close the run came to it: as a share where each op is one durable call
-// (boundShareNote), else the bound alone, in durable calls/s, and why.
+// (BoundShareNote), else the bound alone, in durable calls/s, and why.
 func WriteBounds(w io.Writer, runs []Result) {
 	first := true
 	for i := range runs {
@@ -284,7 +284,7 @@ func WriteBounds(w io.Writer, runs []Result) {
 		default:
 			rtt = "round trip not measured (the store has no PING)"
 		}
-		if why := boundShareNote(r); why != "" {
+		if why := BoundShareNote(r); why != "" {
 			fmt.Fprintf(w, "  %s: fdatasync p50 %.3f ms, %s; %d in flight: bound %.0f / %.0f durable calls/s; measured %.0f ops/s, no share: %s\n",
 				runLabel(r), b.FsyncP50MS, rtt, b.inFlight(), b.OpsPerSecFsync, b.OpsPerSecFsyncRTT, r.OpsPerSec, why)
 		} else {

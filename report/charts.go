@@ -125,6 +125,17 @@ func newChartSet(f *bench.ResultsFile, colors map[string]int) *chartSet {
 	cs := &chartSet{Throughput: []chart{}, Spectrum: []chart{}, Sweeps: []chart{}}
 	for gi, g := range groupRuns(f.Runs) {
 		runs := subset(f.Runs, g.runs)
+		// The chart holds a value per series per second of its longest
+		// run (and one more for a folded end).
+		longest, drawn := 0, 0
+		for i := range runs {
+			runs[i].Throughput = foldThroughput(runs[i].Throughput)
+			if len(runs[i].Throughput) > 0 {
+				longest = max(longest, len(runs[i].Throughput)+1)
+				drawn++
+			}
+		}
+		cells := longest * drawn
 		labels := runLabels(runs, "sweep")
 		// These charts draw a run that failed its check or had ops fail
 		// (the sweep curves leave it out): its label says so.
@@ -135,7 +146,10 @@ func newChartSet(f *bench.ResultsFile, colors map[string]int) *chartSet {
 				failedNote = " A label ending “" + failedMark[1:] + "” is a run that did not pass (its check failed or some of its ops failed): see Checks."
 			}
 		}
-		if c, ok := throughputChart(runs, labels, colors); ok {
+		if cells > throughputCellsMax {
+			cs.Notes = append(cs.Notes, fmt.Sprintf("Throughput over time — %s: not drawn: its %s runs of up to %s seconds take %s per-second values, over the %s one chart draws.",
+				g.title, intText(int64(drawn)), intText(int64(longest-1)), intText(int64(cells)), intText(throughputCellsMax)))
+		} else if c, ok := throughputChart(runs, labels, colors); ok {
 			c.ID = "throughput-" + strconv.Itoa(gi)
 			c.Title = "Throughput over time — " + g.title
 			c.Caption += failedNote
@@ -152,6 +166,31 @@ func newChartSet(f *bench.ResultsFile, colors map[string]int) *chartSet {
 	}
 	cs.Sweeps = sweepCharts(f.Runs, colors)
 	return cs
+}
+
+// throughputCellsMax bounds the per-second counts one throughput chart
+// draws (its runs' counts, at most bench.ThroughputSecondsMax each): the
+// chart holds one value per run per second of its longest run, so a group
+// of many runs beside one long one took memory and page bytes by their
+// product. 200 runs of an hour each fit.
+const throughputCellsMax = 200 * (bench.ThroughputSecondsMax + 1)
+
+// foldThroughput returns counts as the bench records them, at most
+// bench.ThroughputSecondsMax, the later seconds' ops counted in the last
+// one (bench.Result.Throughput). The bench never writes more, but a
+// results file is input: a hand-made one with millions of seconds made
+// every run of its chart as long, gigabytes of page from a few megabytes
+// of file.
+func foldThroughput(counts []int64) []int64 {
+	n := bench.ThroughputSecondsMax
+	if len(counts) <= n {
+		return counts
+	}
+	out := slices.Clone(counts[:n])
+	for _, v := range counts[n:] {
+		out[n-1] += v
+	}
+	return out
 }
 
 // otherLatencyNote says what a latency sample is when some run is not of

@@ -39,8 +39,11 @@ type page struct {
 	HasSweep       bool
 	// OtherWorkloads is set when some run is not of the reservation
 	// workload: its ops, latency and check are its workload's own.
-	OtherWorkloads  bool
-	Published       publishedView
+	OtherWorkloads bool
+	Published      publishedView
+	// Bounds are the durable runs beside the disk's bound measured
+	// before them (bench.Bound), when the file has one.
+	Bounds          []boundRow
 	Env             []keyValue
 	EnvSummary      string
 	Servers         []serverView
@@ -159,6 +162,7 @@ func newPage(f *bench.ResultsFile) (*page, *chartSet) {
 		}
 	}
 	p.Published = newPublishedView(f.Runs, labels)
+	p.Bounds = newBoundRows(f.Runs, p.Runs)
 	p.Env, p.EnvSummary = envRows(f.Environment)
 	p.Servers = servers(f.Runs)
 	charts := newChartSet(f, colors)
@@ -175,6 +179,14 @@ func newPage(f *bench.ResultsFile) (*page, *chartSet) {
 // check, but a results file is input: a hand-edited or broken one must
 // not get a green banner over a checks entry that lists violations.
 func failed(r *bench.Result) bool { return r.Failed() || !r.Check.OK }
+
+// checkPassed says whether r's check passed: the checker's verdict, unless
+// the status says the check failed. The bench never writes one beside
+// the other, but a results file is input: a check that passed beside the
+// status check_failed is a check that failed, never "check passed".
+func checkPassed(r *bench.Result) bool {
+	return r.Check.OK && r.Status != bench.StatusCheckFailed
+}
 
 func newRunView(i int, r *bench.Result, label string, color int) runView {
 	v := runView{
@@ -202,8 +214,8 @@ func newRunView(i int, r *bench.Result, label string, color int) runView {
 		Retries:         intText(r.Retries),
 		ConflictRetries: intText(r.ConflictRetries),
 		Errors:          intText(r.Errors),
-		CheckOK:         r.Check.OK && r.Errors == 0,
-		OpsFailed:       r.Check.OK && r.Errors > 0,
+		CheckOK:         checkPassed(r) && r.Errors == 0,
+		OpsFailed:       checkPassed(r) && r.Errors > 0,
 		Notes:           bench.ExtraNotes(r),
 		Violations:      r.Check.Violations,
 		ViolationCount:  r.Check.ViolationCount,
