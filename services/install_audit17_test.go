@@ -90,29 +90,7 @@ func TestAudit17AptUpdateWaitsForTheListsLock(t *testing.T) {
 // stands in for apt-get: it says how it ended.
 func TestAudit17AptInterruptedIsNotKilled(t *testing.T) {
 	dir := t.TempDir()
-	script := `trap 'echo interrupted > "$1/ended"; exit 130' INT
-echo > "$1/started"
-while :; do sleep 0.05; done`
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		_, err := runApt(ctx, "/bin/sh", "-c", script, "sh", dir)
-		done <- err
-	}()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
-			break
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("the stand-in ended before it was interrupted: %v", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the stand-in did not start within a minute")
-		}
-	}
+	cancel, done := startAptStandIn(t, dir, `trap 'echo interrupted > "$1/ended"; exit 130' INT`)
 	cancel()
 	var err error
 	select {
@@ -215,25 +193,7 @@ func TestAudit17AptHangingAfterInterruptIsKilled(t *testing.T) {
 	saved := aptInterruptWait
 	aptInterruptWait = 500 * time.Millisecond
 	t.Cleanup(func() { aptInterruptWait = saved })
-	dir := t.TempDir()
-	script := `trap '' INT
-echo > "$1/started"
-while :; do sleep 0.05; done`
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		_, err := runApt(ctx, "/bin/sh", "-c", script, "sh", dir)
-		done <- err
-	}()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the stand-in did not start within a minute")
-		}
-	}
+	cancel, done := startAptStandIn(t, t.TempDir(), `trap '' INT`)
 	cancel()
 	select {
 	case err := <-done:
@@ -242,5 +202,34 @@ while :; do sleep 0.05; done`
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("runApt still waits a minute after its context ended, for an apt-get that ignores SIGINT")
+	}
+}
+
+// startAptStandIn runs a shell standing in for apt-get under runApt: trap
+// (its signal handling), then it says it started and loops. It returns
+// what cancels runApt's context and where runApt's error comes, once the
+// stand-in has started.
+func startAptStandIn(t *testing.T, dir, trap string) (context.CancelFunc, <-chan error) {
+	t.Helper()
+	script := trap + "\necho > \"$1/started\"\nwhile :; do sleep 0.05; done"
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	done := make(chan error, 1)
+	go func() {
+		_, err := runApt(ctx, "/bin/sh", "-c", script, "sh", dir)
+		done <- err
+	}()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
+			return cancel, done
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the stand-in ended before it was interrupted: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the stand-in did not start within a minute")
+		}
 	}
 }
