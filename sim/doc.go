@@ -49,18 +49,23 @@
 // runs a crash is a power cut two times in three, else a crash of the
 // process; in write runs a crash of the process, and one time in three a
 // power cut, which write mode does not promise to survive but must recover
-// from. In write and none runs a full segment is synced on the journal's
-// goroutine, and the seed places that sync against the crash: before a
-// crash of the process it ran, or (half the time) the process died first
-// and left the segment in the page cache only, for the next recovery to
-// make durable (faultFS.retiring). In fsync runs the process may also die
-// in an fdatasync of a segment, between the write of a frame and its sync
-// (the one point of that mode where the page cache holds more than the
-// disk), faults on or off. With faults on, the process also dies at a step
-// of writing a snapshot (each call on its file, the rename, the directory
+// from. In write and none runs every full segment (the one a process
+// created, or a spare renamed into place: faultFS follows a handle through
+// a rename) is synced on the journal's goroutine, and the seed places that
+// sync against the crash: before a crash of the process it ran, or (half
+// the time) the process died first and left the segment in the page cache
+// only, for the next recovery to make durable (faultFS.retiring). In fsync
+// runs the process may also die in an fdatasync of a segment, between the
+// write of a frame and its sync (the one point of that mode where the page
+// cache holds more than the disk), faults on or off: of a segment the
+// process created under its own name (its first), not of a spare renamed
+// into place, whose handle's calls are keyed by the name it was opened
+// under, segment.spare. With faults on, the process also dies at a step of
+// writing a snapshot (each call on its file, the rename, the directory
 // sync), of retiring segments (removing those a snapshot covers, the
 // directory sync after; in write and none modes the sync and unmap of a
-// full segment), and at any rename, remove or directory sync
+// full segment the process created under its own name, not of a renamed
+// spare), and at any rename, remove or directory sync
 // (Config.StepKillRate), and the machine goes down with it as often as at
 // other crashes. Half the crashes come in the middle of a window, with
 // replies outstanding.
@@ -105,7 +110,8 @@
 // simulator flushes after seed-chosen requests), the crash points, the
 // pages a power cut keeps (hashed from the seed, the file and the page)
 // and the fault decisions (the n-th call of a kind on a file is decided by
-// the seed, the kind, the file and n; so are the deaths in an fdatasync).
+// the seed, the kind, the name the file was opened under and n; so are the
+// deaths in an fdatasync).
 // Not fixed: the engine's background goroutines (the spare segment's
 // preallocation, snapshots) run when the scheduler lets them, so whether
 // one of them finished before a crash, and with it what survives, can vary

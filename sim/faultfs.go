@@ -24,15 +24,18 @@ import (
 // sync tried again made every entry durable, which hid a journal that
 // retries one and goes on. The
 // n-th call of one kind on one file is decided by the seed, the kind, the
-// file and n, not by the order of all calls: the engine's background
+// name the file was opened under (a renamed spare's calls stay keyed by
+// segment.spare) and n, not by the order of all calls: the engine's background
 // goroutines (spare preallocation, the sync of full segments, snapshots)
 // then do not shift the faults of the calls made in the seed's order.
 // Reads fail only while reads is set (recovery), so that a run does not
 // end in a loop of failed opens. Besides its faults, it kills the process:
 // in an fdatasync of a segment (kill) and at a step of writing a snapshot
-// or retiring a segment (stepKill). In an unsynced journal it also holds
-// the background fdatasync of the last full segment for the simulator to
-// place (retiring).
+// or retiring a segment (stepKill), each by the name its handle was opened
+// under: a segment's, not a spare's renamed into place. In an unsynced
+// journal it also holds the background fdatasync of the last full segment,
+// whichever name its handle was opened under, for the simulator to place
+// (retiring).
 type faultFS struct {
 	fs vfs.FS
 
@@ -86,7 +89,11 @@ type faultFS struct {
 	// the writer made last (created, or the spare renamed into place).
 	// retiring is a handle on the full segment it left at its last
 	// rotation while the process ran (retiringName), whose fdatasync the
-	// journal runs on a goroutine of its own (journal's retire): that
+	// journal runs on a goroutine of its own (journal's retire), through
+	// the handle it wrote the segment with: opened under that name (the
+	// first segment a process makes, or one made when the spare failed),
+	// or under segment.spare (every other: the spare renamed into place),
+	// matched by the handle's path, which follows its file (open). That
 	// sync returns at once (retireCalled) and lands on the disk when the
 	// simulator places it (settleRetiring): at the writer's next rotation,
 	// which the journal makes only once that sync returned; at a sync of
@@ -103,6 +110,9 @@ type faultFS struct {
 	retiring     vfs.File
 	retiringName string
 	retireCalled bool
+	// open are the handles this file system gave out and that are not
+	// closed, for Rename and Remove to keep each one's path (faultFile).
+	open map[*faultFile]struct{}
 }
 
 // machine is the state of one simulated machine that outlives a process
@@ -155,8 +165,10 @@ func newMachine() *machine {
 // errKilled is what a killed process's calls return.
 var errKilled = errors.New("sim: the process was killed")
 
-// kill decides whether the process dies in this sync of name; if it does,
-// it takes what the next process finds.
+// kill decides whether the process dies in this sync of name, the name
+// the handle was opened under (a journal segment's: not segment.spare, a
+// spare renamed into place since); if it does, it takes what the next
+// process finds.
 func (f *faultFS) kill(name string) bool {
 	f.mu.Lock()
 	if f.dying {
@@ -230,7 +242,8 @@ func (f *faultFS) takeKilled() *vfs.Mem {
 // stepKill decides whether the process dies at this call, a step of
 // writing a snapshot (any call on a snapshot file), of retiring segments
 // (removing one, or, in an unsynced journal, syncing or unmapping a full
-// one), or any rename, remove or directory sync. If it does, it takes what
+// one through a handle opened under its own name, not a renamed spare's),
+// or any rename, remove or directory sync. If it does, it takes what
 // the next process finds, as kill does, and every later call fails.
 func (f *faultFS) stepKill(op, name string) bool {
 	f.mu.Lock()
@@ -275,7 +288,7 @@ func (f *faultFS) setKills(on bool) {
 }
 
 func newFaultFS(fs vfs.FS, seed uint64, rate float64) *faultFS {
-	return &faultFS{fs: fs, seed: seed, calls: map[string]uint64{}, rate: rate}
+	return &faultFS{fs: fs, seed: seed, calls: map[string]uint64{}, rate: rate, open: map[*faultFile]struct{}{}}
 }
 
 // fail decides one call: nil, or EIO or ENOSPC wrapped with what failed.
@@ -315,7 +328,36 @@ func (f *faultFS) wrap(name string, file vfs.File, err error) (vfs.File, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &faultFile{File: file, fs: f, name: name}, nil
+	g := &faultFile{File: file, fs: f, name: name, path: path.Clean(name)}
+	f.mu.Lock()
+	f.open[g] = struct{}{}
+	f.mu.Unlock()
+	return g, nil
+}
+
+// moved notes a good rename of from to to, or (to "") a good remove of
+// from: the open handles on the file at from are on it at to now, as a
+// real file system's handles follow their file, and those on a file to
+// replaced are on no name (nor are those on a removed file). Only the
+// handles' paths change: their names, which key the faults, do not.
+func (f *faultFS) moved(from, to string) {
+	from = path.Clean(from)
+	if to != "" {
+		to = path.Clean(to)
+	}
+	if from == to {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for g := range f.open {
+		switch g.path {
+		case from:
+			g.path = to
+		case to:
+			g.path = ""
+		}
+	}
 }
 
 func (f *faultFS) Create(name string) (vfs.File, error) {
@@ -380,7 +422,11 @@ func (f *faultFS) Remove(name string) error {
 		return err
 	}
 	f.entryChanged(name)
-	return f.fs.Remove(name)
+	if err := f.fs.Remove(name); err != nil {
+		return err
+	}
+	f.moved(name, "")
+	return nil
 }
 
 func (f *faultFS) Rename(from, to string) error {
@@ -395,6 +441,7 @@ func (f *faultFS) Rename(from, to string) error {
 	if err := f.fs.Rename(from, to); err != nil {
 		return err
 	}
+	f.moved(from, to)
 	f.segmentStarted(to)
 	return nil
 }
@@ -653,18 +700,20 @@ func (f *faultFS) segmentStarted(name string) {
 	f.retiring, f.retiringName, f.retireCalled = g, left, false
 }
 
-// deferRetiring takes a sync of name (one that did not fail) that is the
-// retiring segment's background sync: it returns at once, and lands when
-// the simulator places it (settleRetiring). A sync of the current segment
+// deferRetiring takes a sync through handle g (one that did not fail)
+// that is the retiring segment's background sync, g's file being the
+// retiring segment (its path, not the name it was opened under: a renamed
+// spare's is segment.spare): it returns at once, and lands when the
+// simulator places it (settleRetiring). A sync of the current segment
 // comes after the retiring one returned (journal's Sync waits for it),
 // which lands first.
-func (f *faultFS) deferRetiring(name string) bool {
-	name = path.Clean(name)
+func (f *faultFS) deferRetiring(g *faultFile) bool {
 	f.mu.Lock()
 	if f.retiring == nil || f.dying {
 		f.mu.Unlock()
 		return false
 	}
+	name := g.path
 	if name == f.retiringName {
 		f.retireCalled = true
 		f.mu.Unlock()
@@ -696,10 +745,25 @@ func (f *faultFS) settleRetiring(ran func(called bool) bool) {
 	g.Close()
 }
 
+// faultFile is a handle faultFS gave out. name is the name it was opened
+// under, which keys its faults and kills (the n-th call of a kind on a
+// file, stepKill's steps) whatever became of the file since; path is
+// where its file is now (under fs.mu): a rename moves it, as a real
+// file system's handle follows its file, and a remove, or a rename onto
+// it, leaves it on no name ("").
 type faultFile struct {
 	vfs.File
 	fs   *faultFS
 	name string
+	path string
+}
+
+// Close closes the handle, which Rename and Remove no longer follow.
+func (f *faultFile) Close() error {
+	f.fs.mu.Lock()
+	delete(f.fs.open, f)
+	f.fs.mu.Unlock()
+	return f.File.Close()
 }
 
 func (f *faultFile) Write(p []byte) (int, error) {
@@ -753,7 +817,7 @@ func (f *faultFile) Sync() error {
 	if lie {
 		return nil
 	}
-	if f.fs.deferRetiring(f.name) {
+	if f.fs.deferRetiring(f) {
 		return nil
 	}
 	return f.File.Sync()

@@ -38,7 +38,9 @@ const (
 	// ttlMaxMS bounds a hold's time to live: a few windows of the clock.
 	ttlMaxMS = 300
 	// killRate is the chance, in fsync runs, that the process dies in an
-	// fdatasync of a segment, between the write of a frame and its sync:
+	// fdatasync of a segment (one it created under its own name, not a
+	// spare renamed into place: faultFS.kill), between the write of a
+	// frame and its sync:
 	// the one point of that mode where the page cache holds what the disk
 	// does not. It is part of the crash schedule, not a fault: it applies
 	// with faults off too.
@@ -227,9 +229,11 @@ type Result struct {
 	// (the file system must be remounted), of PowerCuts.
 	Remounts int
 	// RetirementsCut counts the crashes of the process (write and none
-	// runs) that came before the background fdatasync of the last full
-	// segment (faultFS.retiring): its frames were left in the page cache
-	// only, for the next recovery to make durable.
+	// runs) placed before the background fdatasync of the full segment
+	// the writer left last (faultFS.retiring; any full segment, a renamed
+	// spare too), whether or not the journal's goroutine had called it
+	// yet: its frames were left in the page cache only, for the next
+	// recovery to make durable.
 	RetirementsCut int
 	// ClockStepsBack and ClockStepsForward count the steps of the wall
 	// clock.
