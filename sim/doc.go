@@ -57,17 +57,16 @@
 // only, for the next recovery to make durable (faultFS.retiring). In fsync
 // runs the process may also die in an fdatasync of a segment, between the
 // write of a frame and its sync (the one point of that mode where the page
-// cache holds more than the disk), faults on or off: of a segment the
-// process created under its own name (its first), not of a spare renamed
-// into place, whose handle's calls are keyed by the name it was opened
-// under, segment.spare. With faults on, the process also dies at a step of
+// cache holds more than the disk), faults on or off: of any segment, the
+// one a process created or a spare renamed into place (the kills go by
+// where a handle's file is now, not by the name it was opened under,
+// segment.spare). With faults on, the process also dies at a step of
 // writing a snapshot (each call on its file, the rename, the directory
 // sync), of retiring segments (removing those a snapshot covers, the
 // directory sync after; in write and none modes the sync and unmap of a
-// full segment the process created under its own name, not of a renamed
-// spare), and at any rename, remove or directory sync
-// (Config.StepKillRate), and the machine goes down with it as often as at
-// other crashes. Half the crashes come in the middle of a window, with
+// full segment, a renamed spare included), and at any rename, remove or
+// directory sync (Config.StepKillRate), and the machine goes down with it
+// as often as at other crashes. Half the crashes come in the middle of a window, with
 // replies outstanding.
 //
 // After every recovery the simulator checks the promises, against a
@@ -110,8 +109,9 @@
 // simulator flushes after seed-chosen requests), the crash points, the
 // pages a power cut keeps (hashed from the seed, the file and the page)
 // and the fault decisions (the n-th call of a kind on a file is decided by
-// the seed, the kind, the name the file was opened under and n; so are the
-// deaths in an fdatasync).
+// the seed, the kind, the name the file was opened under and n); the
+// deaths in an fdatasync and at a step likewise, by the name the file has
+// at the call (a renamed spare's, the segment's) instead.
 // Not fixed: the engine's background goroutines (the spare segment's
 // preallocation, snapshots) run when the scheduler lets them, so whether
 // one of them finished before a crash, and with it what survives, can vary

@@ -22,20 +22,22 @@ import (
 // directory sync leaves the directory's entries unknown until the file
 // system is remounted (machine): it used to change nothing, so that a
 // sync tried again made every entry durable, which hid a journal that
-// retries one and goes on. The
-// n-th call of one kind on one file is decided by the seed, the kind, the
-// name the file was opened under (a renamed spare's calls stay keyed by
-// segment.spare) and n, not by the order of all calls: the engine's background
-// goroutines (spare preallocation, the sync of full segments, snapshots)
-// then do not shift the faults of the calls made in the seed's order.
+// retries one and goes on. The n-th call of one kind on one file is
+// decided by the seed, the kind, the name the file was opened under (a
+// renamed spare's faults stay keyed by segment.spare) and n, not by the
+// order of all calls: the engine's background goroutines (spare
+// preallocation, the sync of full segments, snapshots) then do not shift
+// the faults of the calls made in the seed's order. The kills below are
+// drawn so too, by the name the file has at the call instead.
 // Reads fail only while reads is set (recovery), so that a run does not
 // end in a loop of failed opens. Besides its faults, it kills the process:
 // in an fdatasync of a segment (kill) and at a step of writing a snapshot
-// or retiring a segment (stepKill), each by the name its handle was opened
-// under: a segment's, not a spare's renamed into place. In an unsynced
-// journal it also holds the background fdatasync of the last full segment,
-// whichever name its handle was opened under, for the simulator to place
-// (retiring).
+// or retiring a segment (stepKill), each by where the handle's file is now
+// (faultFile.path), not the name it was opened under: a spare renamed into
+// place is the segment it became, and dies as every other does. In an
+// unsynced journal it also holds the background fdatasync of the last full
+// segment, whichever name its handle was opened under, for the simulator
+// to place (retiring).
 type faultFS struct {
 	fs vfs.FS
 
@@ -165,10 +167,14 @@ func newMachine() *machine {
 // errKilled is what a killed process's calls return.
 var errKilled = errors.New("sim: the process was killed")
 
-// kill decides whether the process dies in this sync of name, the name
-// the handle was opened under (a journal segment's: not segment.spare, a
-// spare renamed into place since); if it does, it takes what the next
-// process finds.
+// kill decides whether the process dies in this sync of the file at
+// name, where the handle's file is now (faultFile.where): a journal
+// segment, whether the process created it under that name or renamed the
+// spare into place (its handle was opened as segment.spare); not the spare
+// before its rename, nor a removed file. The n-th sync of one segment is
+// decided by the seed, the segment's name and n, so a renamed spare's
+// deaths are as fixed by the seed as any other's. If it dies, it takes
+// what the next process finds.
 func (f *faultFS) kill(name string) bool {
 	f.mu.Lock()
 	if f.dying {
@@ -242,9 +248,11 @@ func (f *faultFS) takeKilled() *vfs.Mem {
 // stepKill decides whether the process dies at this call, a step of
 // writing a snapshot (any call on a snapshot file), of retiring segments
 // (removing one, or, in an unsynced journal, syncing or unmapping a full
-// one through a handle opened under its own name, not a renamed spare's),
-// or any rename, remove or directory sync. If it does, it takes what
-// the next process finds, as kill does, and every later call fails.
+// one, a spare renamed into place included), or any rename, remove or
+// directory sync. name is the call's argument, or for a call on a handle
+// where its file is now (faultFile.where), not the name it was opened
+// under. If it does, it takes what the next process finds, as kill does,
+// and every later call fails.
 func (f *faultFS) stepKill(op, name string) bool {
 	f.mu.Lock()
 	if f.dying {
@@ -339,7 +347,8 @@ func (f *faultFS) wrap(name string, file vfs.File, err error) (vfs.File, error) 
 // from: the open handles on the file at from are on it at to now, as a
 // real file system's handles follow their file, and those on a file to
 // replaced are on no name (nor are those on a removed file). Only the
-// handles' paths change: their names, which key the faults, do not.
+// handles' paths change, which key the kills (kill, stepKill): their
+// names, which key the injected faults, do not.
 func (f *faultFS) moved(from, to string) {
 	from = path.Clean(from)
 	if to != "" {
@@ -746,16 +755,24 @@ func (f *faultFS) settleRetiring(ran func(called bool) bool) {
 }
 
 // faultFile is a handle faultFS gave out. name is the name it was opened
-// under, which keys its faults and kills (the n-th call of a kind on a
-// file, stepKill's steps) whatever became of the file since; path is
-// where its file is now (under fs.mu): a rename moves it, as a real
-// file system's handle follows its file, and a remove, or a rename onto
-// it, leaves it on no name ("").
+// under, which keys its injected faults (the n-th call of a kind on a
+// file) whatever became of the file since; path is where its file is now
+// (under fs.mu): a rename moves it, as a real file system's handle follows
+// its file, and a remove, or a rename onto it, leaves it on no name ("").
+// path keys the kills (kill, stepKill) and the retiring segment's sync: a
+// spare renamed into place is that segment.
 type faultFile struct {
 	vfs.File
 	fs   *faultFS
 	name string
 	path string
+}
+
+// where returns where the handle's file is now (path), "" if on no name.
+func (f *faultFile) where() string {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	return f.path
 }
 
 // Close closes the handle, which Rename and Remove no longer follow.
@@ -767,7 +784,7 @@ func (f *faultFile) Close() error {
 }
 
 func (f *faultFile) Write(p []byte) (int, error) {
-	if f.fs.stepKill("write", f.name) {
+	if f.fs.stepKill("write", f.where()) {
 		return 0, errKilled
 	}
 	if err := f.fs.fail("write", f.name); err != nil {
@@ -779,7 +796,7 @@ func (f *faultFile) Write(p []byte) (int, error) {
 }
 
 func (f *faultFile) WriteAt(p []byte, off int64) (int, error) {
-	if f.fs.stepKill("write", f.name) {
+	if f.fs.stepKill("write", f.where()) {
 		return 0, errKilled
 	}
 	if err := f.fs.fail("write", f.name); err != nil {
@@ -802,7 +819,7 @@ func (f *faultFile) ReadAt(p []byte, off int64) (int, error) {
 // write stay readable but are marked clean, so no later Sync writes them
 // and a power cut loses them (vfs.SyncFailer).
 func (f *faultFile) Sync() error {
-	if f.fs.kill(f.name) || f.fs.stepKill("sync", f.name) {
+	if p := f.where(); f.fs.kill(p) || f.fs.stepKill("sync", p) {
 		return errKilled
 	}
 	if err := f.fs.fail("sync", f.name); err != nil {
@@ -839,7 +856,7 @@ func (f *faultFile) Allocate(size int64) error {
 	if !ok {
 		return fmt.Errorf("sim: allocate %s: %w", f.name, errors.ErrUnsupported)
 	}
-	if f.fs.stepKill("write", f.name) {
+	if f.fs.stepKill("write", f.where()) {
 		return errKilled
 	}
 	if err := f.fs.fail("write", f.name); err != nil {
@@ -885,7 +902,7 @@ func (f *faultFile) WriteMapped(b []byte, off int64, p []byte) {
 
 // Unmap unmaps, or fails with an injected fault (the mapping then stays).
 func (f *faultFile) Unmap(b []byte) error {
-	if f.fs.stepKill("unmap", f.name) {
+	if f.fs.stepKill("unmap", f.where()) {
 		return errKilled
 	}
 	if err := f.fs.fail("unmap", f.name); err != nil {

@@ -38,9 +38,8 @@ const (
 	// ttlMaxMS bounds a hold's time to live: a few windows of the clock.
 	ttlMaxMS = 300
 	// killRate is the chance, in fsync runs, that the process dies in an
-	// fdatasync of a segment (one it created under its own name, not a
-	// spare renamed into place: faultFS.kill), between the write of a
-	// frame and its sync:
+	// fdatasync of a segment (any, a spare renamed into place included:
+	// faultFS.kill), between the write of a frame and its sync:
 	// the one point of that mode where the page cache holds what the disk
 	// does not. It is part of the crash schedule, not a fault: it applies
 	// with faults off too.
