@@ -220,11 +220,22 @@ func median(d []time.Duration) time.Duration {
 
 // inFlight is InFlight, or Workers for a bound recorded before InFlight
 // was (a results file of an earlier version, at depth 1).
-func (b *Bound) inFlight() int {
+// InFlightOps is the ops in flight the bound counts: workers x pipeline
+// (Workers, for a bound recorded before InFlight was).
+func (b *Bound) InFlightOps() int {
 	if b.InFlight == 0 {
 		return b.Workers
 	}
 	return b.InFlight
+}
+
+// BoundOf returns r's bound, nil when r has none to be read against (none
+// recorded, or a run that never happened).
+func BoundOf(r *Result) *Bound {
+	if r.Status == StatusFailed || r.Status == StatusServerDown {
+		return nil
+	}
+	return r.Bound
 }
 
 // Share returns opsPerSec as a fraction of both bounds.
@@ -267,8 +278,8 @@ func WriteBounds(w io.Writer, runs []Result) {
 	first := true
 	for i := range runs {
 		r := &runs[i]
-		b := r.Bound
-		if b == nil || r.Status == StatusFailed || r.Status == StatusServerDown {
+		b := BoundOf(r)
+		if b == nil {
 			continue
 		}
 		if first {
@@ -286,11 +297,11 @@ func WriteBounds(w io.Writer, runs []Result) {
 		}
 		if why := BoundShareNote(r); why != "" {
 			fmt.Fprintf(w, "  %s: fdatasync p50 %.3f ms, %s; %d in flight: bound %.0f / %.0f durable calls/s; measured %.0f ops/s, no share: %s\n",
-				runLabel(r), b.FsyncP50MS, rtt, b.inFlight(), b.OpsPerSecFsync, b.OpsPerSecFsyncRTT, r.OpsPerSec, why)
+				runLabel(r), b.FsyncP50MS, rtt, b.InFlightOps(), b.OpsPerSecFsync, b.OpsPerSecFsyncRTT, r.OpsPerSec, why)
 		} else {
 			a, c := b.Share(r.OpsPerSec)
 			fmt.Fprintf(w, "  %s: fdatasync p50 %.3f ms, %s; %d in flight: bound %.0f / %.0f ops/s; measured %.0f = %.0f%% / %.0f%%\n",
-				runLabel(r), b.FsyncP50MS, rtt, b.inFlight(), b.OpsPerSecFsync, b.OpsPerSecFsyncRTT, r.OpsPerSec, 100*a, 100*c)
+				runLabel(r), b.FsyncP50MS, rtt, b.InFlightOps(), b.OpsPerSecFsync, b.OpsPerSecFsyncRTT, r.OpsPerSec, 100*a, 100*c)
 		}
 		if u, cpu := r.Server, r.Server.OpsPerSecCPU(); cpu > 0 {
 			// The disk's bound assumes free CPU; on a machine the server

@@ -36,9 +36,11 @@ type Conn struct {
 	searchSpans []int
 	intern      map[string]string
 
-	deadline bool      // a deadline is set on nc
-	broken   error     // the connection is out of step; never reuse it
-	idleAt   time.Time // when it went back to the pool
+	deadline bool  // a deadline is set on nc
+	broken   error // the connection is out of step; never reuse it
+	// primary: the node said it is the primary (SaysPrimary).
+	primary bool
+	idleAt  time.Time // when it went back to the pool
 
 	// The context whose cancellation interrupts I/O (see watch).
 	watched     context.Context
@@ -441,6 +443,24 @@ func (cn *Conn) auth(ctx context.Context, password string) error {
 }
 
 // Hello sends HELLO 2 and returns the server's fields as strings.
+// SaysPrimary reports whether cn's node is a primary (HELLO's role
+// "master"), with the role it gave: asked the first time, and a yes kept
+// for the connection's life (a node keeps its role for as long as a
+// connection to it lives: each term of a node, a restart or a primary
+// deposed, opens a new server and closes the last term's connections; a
+// primary past its lease refuses reads). A no is asked again next time.
+func (cn *Conn) SaysPrimary(ctx context.Context) (bool, string, error) {
+	if cn.primary {
+		return true, "master", nil
+	}
+	info, err := cn.Hello(ctx)
+	if err != nil {
+		return false, "", err
+	}
+	cn.primary = info["role"] == "master"
+	return cn.primary, info["role"], nil
+}
+
 func (cn *Conn) Hello(ctx context.Context) (map[string]string, error) {
 	if err := cn.begin(ctx); err != nil {
 		return nil, err

@@ -200,10 +200,6 @@ type Router struct {
 
 	mu    sync.Mutex
 	pools map[string]*client.Client // by shard: a pool to the primary the lease named
-	// primaryConns holds, by pool, its connections whose node said it is
-	// the primary (HELLO's role): a read goes on no other (send). Guarded
-	// by mu.
-	primaryConns map[*client.Client]map[*client.Conn]struct{}
 	// watched: the shards whose lease a goroutine follows (followLease),
 	// from their first pool until Close (stopWatch, watchers).
 	watched   map[string]bool
@@ -432,7 +428,6 @@ func (r *Router) Close() {
 		p.Close()
 	}
 	r.pools = map[string]*client.Client{}
-	r.primaryConns = nil
 	r.mu.Unlock()
 	r.nc.Close()
 }
@@ -549,7 +544,6 @@ func (r *Router) forget(shard string, p *client.Client) {
 	r.mu.Lock()
 	if r.pools[shard] == p {
 		delete(r.pools, shard)
-		delete(r.primaryConns, p)
 		defer p.Close()
 	}
 	r.mu.Unlock()
@@ -588,7 +582,7 @@ func (r *Router) callUntil(ctx context.Context, shard string, op inventory.Op, d
 			if d := r.attemptTimeout(); d > 0 {
 				actx, cancel = context.WithTimeout(ctx, d)
 			}
-			res, err = r.send(actx, shard, p, op)
+			res, err = send(actx, p, op)
 			timedOut := err != nil && client.ContextEnded(actx) != nil && client.ContextEnded(ctx) == nil
 			cancel()
 			if err == nil {
@@ -637,14 +631,14 @@ func (r *Router) attemptTimeout() time.Duration {
 // A read goes only on a connection whose node said it is the primary
 // (checkPrimary): a standby refuses a write, but answers a read from what
 // it applied so far.
-func (r *Router) send(ctx context.Context, shard string, p *client.Client, op inventory.Op) (inventory.Result, error) {
+func send(ctx context.Context, p *client.Client, op inventory.Op) (inventory.Result, error) {
 	cn, err := p.Conn(ctx)
 	if err != nil {
 		return inventory.Result{}, err
 	}
 	defer cn.Close()
 	if !op.Kind.Mutates() {
-		if err := r.checkPrimary(ctx, shard, p, cn); err != nil {
+		if err := checkPrimary(ctx, p, cn); err != nil {
 			return inventory.Result{}, err
 		}
 	}
@@ -669,44 +663,16 @@ var errStandby = fmt.Errorf("cluster: the node at the pool's address is a standb
 // followLease, comes a moment later, longer on a loaded machine; a lease
 // read from a replica behind) dialled it again and read from it: a read
 // after the router's own acknowledged write missed that write
-// (TestRouterReadAfterWriteBeforeTheWatchUpdate). A node keeps its role
-// for as long as a connection to it lives: each term of a node (a restart,
-// a primary deposed) opens a new server, closing the last term's
-// connections; a standby promoted within its term is not asked again on a
-// connection that said "replica", as that connection's pool was dropped.
-// And a primary past its lease refuses reads too, so one that said
-// "master" never answers from behind a newer primary.
-func (r *Router) checkPrimary(ctx context.Context, shard string, p *client.Client, cn *client.Conn) error {
-	r.mu.Lock()
-	_, known := r.primaryConns[p][cn]
-	r.mu.Unlock()
-	if known {
-		return nil
-	}
-	info, err := cn.Hello(ctx)
+// (TestRouterReadAfterWriteBeforeTheWatchUpdate). The connection keeps a
+// yes for its life (Conn.SaysPrimary says why that is safe).
+func checkPrimary(ctx context.Context, p *client.Client, cn *client.Conn) error {
+	primary, role, err := cn.SaysPrimary(ctx)
 	if err != nil {
 		return err
 	}
-	if role := info["role"]; role != "master" {
+	if !primary {
 		return fmt.Errorf("%s says role %q: %w", p.Addr(), role, errStandby)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.pools[shard] != p {
-		return nil // dropped meanwhile (closed): its next call makes another
-	}
-	if r.primaryConns == nil {
-		r.primaryConns = map[*client.Client]map[*client.Conn]struct{}{}
-	}
-	conns := r.primaryConns[p]
-	// The pool drops a connection the server closed without telling: the
-	// set forgets its connections when it outgrows what the pool can hold
-	// open, and each is asked again at its next read.
-	if conns == nil || len(conns) >= 4*max(r.cfg.Client.PoolSize, 16) {
-		conns = map[*client.Conn]struct{}{}
-		r.primaryConns[p] = conns
-	}
-	conns[cn] = struct{}{}
 	return nil
 }
 

@@ -34,21 +34,16 @@ func newBoundRows(runs []bench.Result, views []runView) []boundRow {
 	var out []boundRow
 	for i := range runs {
 		r := &runs[i]
-		b := r.Bound
-		if b == nil || r.Status == bench.StatusFailed || r.Status == bench.StatusServerDown {
+		b := bench.BoundOf(r)
+		if b == nil {
 			continue
-		}
-		inFlight := b.InFlight
-		if inFlight == 0 {
-			// A bound recorded before InFlight was: at depth 1.
-			inFlight = b.Workers
 		}
 		row := boundRow{
 			Number:   views[i].Number,
 			Label:    views[i].Label,
 			Color:    views[i].Color,
 			Fsync:    msText(b.FsyncP50MS) + " ms",
-			InFlight: intText(int64(inFlight)),
+			InFlight: intText(int64(b.InFlightOps())),
 			BoundOps: rateText(b.OpsPerSecFsync) + " / " + rateText(b.OpsPerSecFsyncRTT),
 			Unit:     "ops/s",
 			Measured: rateText(r.OpsPerSec),
@@ -69,7 +64,8 @@ func newBoundRows(runs []bench.Result, views []runView) []boundRow {
 			row.Unit = "durable calls/s"
 			row.NoShare = why
 		} else if b.OpsPerSecFsync > 0 && b.OpsPerSecFsyncRTT > 0 {
-			row.Share = pctText(r.OpsPerSec/b.OpsPerSecFsync) + " / " + pctText(r.OpsPerSec/b.OpsPerSecFsyncRTT)
+			ofFsync, ofFsyncRTT := b.Share(r.OpsPerSec)
+			row.Share = pctText(ofFsync) + " / " + pctText(ofFsyncRTT)
 		}
 		out = append(out, row)
 	}

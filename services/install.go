@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -145,17 +144,17 @@ func aptLockBusy(out []byte) bool {
 }
 
 // runApt runs argv (apt-get, or dpkg) to completion with the output
-// combined, in a session of its own, with DEBIAN_FRONTEND=noninteractive.
-// ctx ending interrupts it with SIGINT and waits for it to exit, never
-// kills it: apt-get then stops downloading, or lets the dpkg run it is in
-// finish, while a SIGKILL in the middle of dpkg leaves the machine's
-// package database half-written ("dpkg was interrupted, you must manually
-// run 'dpkg --configure -a'"), and every later install failing on it.
+// combined, in a session of its own (command), with
+// DEBIAN_FRONTEND=noninteractive. ctx ending interrupts it with SIGINT
+// and waits for it to exit (killing it only after aptInterruptWait):
+// apt-get then stops downloading, or lets the dpkg run it is in finish,
+// while a SIGKILL in the middle of dpkg leaves the machine's package
+// database half-written ("dpkg was interrupted, you must manually run
+// 'dpkg --configure -a'"), and every later install failing on it.
 func runApt(ctx context.Context, argv ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd := command(ctx, nil, "/", argv...)
 	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+	// Not command's SIGKILL of the whole group: SIGINT to apt-get alone.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
 	// After the SIGINT, Wait waits for the exit, up to aptInterruptWait:
 	// an apt-get (or a package's maintainer script) that hangs on is then

@@ -214,7 +214,7 @@ func (f *faultFS) dieLocked(step string) {
 	f.dying, f.killedAt = true, step
 	f.captured = make(chan struct{})
 	f.mu.Unlock()
-	f.settleRetiring(func(called bool) bool { return called })
+	f.settleRetiring(ranIfCalled)
 	killed := f.mem.CrashProcess()
 	f.mu.Lock()
 	f.killed = killed
@@ -692,7 +692,7 @@ func (f *faultFS) segmentStarted(name string) {
 	f.current = name
 	kills := f.kills
 	f.mu.Unlock()
-	f.settleRetiring(func(called bool) bool { return called })
+	f.settleRetiring(ranIfCalled)
 	if !kills || left == "" {
 		return
 	}
@@ -731,10 +731,14 @@ func (f *faultFS) deferRetiring(g *faultFile) bool {
 	current := name == f.current
 	f.mu.Unlock()
 	if current {
-		f.settleRetiring(func(called bool) bool { return called })
+		f.settleRetiring(ranIfCalled)
 	}
 	return false
 }
+
+// ranIfCalled places the retiring segment's sync where the journal's
+// goroutine put it: on the disk if it was called.
+func ranIfCalled(called bool) bool { return called }
 
 // settleRetiring ends the retiring segment's wait: ran, told whether its
 // background sync was called, says whether that sync reached the disk (it

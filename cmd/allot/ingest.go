@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -78,9 +77,7 @@ func runIngest(args []string, stdout, stderr io.Writer) error {
 	if attrs != "" {
 		cfg.Attributes = strings.Split(attrs, ",")
 	}
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "server-id" })
-	if given && (serverID == 0 || serverID > 1<<32-1) {
+	if ef.given("server-id") && (serverID == 0 || serverID > 1<<32-1) {
 		return &exitError{code: 2, msg: "--server-id must be from 1 to 4294967295"}
 	}
 	cfg.ServerID = uint32(serverID) // 0: derived (ingest.DefaultServerID)

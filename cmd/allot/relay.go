@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"io"
 	"log/slog"
 	"os"
@@ -90,12 +89,10 @@ func runRelay(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
-	amqpGiven := false
-	fs.Visit(func(f *flag.Flag) { amqpGiven = amqpGiven || f.Name == "amqp" })
 	for _, apply := range ef.secrets {
 		apply()
 	}
-	if _, fromEnv := os.LookupEnv("ALLOT_RELAY_AMQP"); !amqpGiven && !fromEnv {
+	if _, fromEnv := os.LookupEnv("ALLOT_RELAY_AMQP"); !ef.given("amqp") && !fromEnv {
 		cfg.AMQPURL = relayAMQPDefault
 	}
 	// relay.Config takes a zero for its default (the Go API's way); here

@@ -73,21 +73,24 @@ func (e *envFlags) string(p *string, name, env, def, usage string) {
 func (e *envFlags) secret(p *string, name, env, usage string) {
 	e.fs.StringVar(p, name, "", usage+" (env "+env+")")
 	e.secrets = append(e.secrets, func() {
-		given := false
-		e.fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
-		if v, ok := os.LookupEnv(env); ok && !given {
+		if v, ok := os.LookupEnv(env); ok && !e.given(name) {
 			*p = v
 		}
 	})
+}
+
+// given reports whether flag name was given on the command line.
+func (e *envFlags) given(name string) bool {
+	given := false
+	e.fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 // origin names where flag name's value came from, for a message about a
 // bad one: "--name" when it was given on the command line (or not at
 // all), else "ENV (environment)".
 func (e *envFlags) origin(name, env string) string {
-	given := false
-	e.fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
-	if _, ok := os.LookupEnv(env); ok && !given {
+	if _, ok := os.LookupEnv(env); ok && !e.given(name) {
 		return env + " (environment)"
 	}
 	return "--" + name
@@ -250,9 +253,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if err := checkFileLimit(&check, limit); err != nil {
-		_, fromEnv := os.LookupEnv("ALLOT_CONNECTIONS_MAX")
-		given := fromEnv
-		fs.Visit(func(f *flag.Flag) { given = given || f.Name == "connections-max" })
+		_, given := os.LookupEnv("ALLOT_CONNECTIONS_MAX")
+		given = given || ef.given("connections-max")
 		fit := fittingConnectionsMax(&check, limit)
 		if given || fit < 1 {
 			return &exitError{code: 2, msg: err.Error()}
