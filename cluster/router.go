@@ -214,6 +214,9 @@ type Router struct {
 	// cross-shard order; true stops the order there, as if its
 	// coordinator died (errCrashed).
 	crash func(step string, part int) bool
+	// missLeaseUpdate, when set (tests), is asked at each update of a
+	// lease's watch; true drops it, as if the watch had stalled.
+	missLeaseUpdate func() bool
 
 	// The background recovery (RecoverEvery): Close calls stopRecover and
 	// waits for recoverDone. Both nil when it is off.
@@ -490,6 +493,12 @@ func (r *Router) pool(ctx context.Context, shard string) (*client.Client, error)
 // being right: until the watch's update arrives, a read that meets the
 // standby is refused by checkPrimary; the watch moves the pool before
 // that, sparing the round trips.
+//
+// A KV watch can go silent without an error (its consumer lost on the
+// server, once on a loaded machine for over 20 s after a takeover), and a
+// held lease is renewed every quarter TTL: a watch that brought nothing
+// for twice the TTL is ended, the lease read once (the pool moved if it
+// names another address) and the watch started again.
 func (r *Router) followLease(ctx context.Context, shard string) {
 	for ctx.Err() == nil {
 		r.watchLease(ctx, shard)
@@ -511,17 +520,27 @@ func (r *Router) watchLease(ctx context.Context, shard string) {
 		return
 	}
 	defer w.Stop()
+	silence := 2 * r.cfg.LeaseTTL
+	quiet := time.NewTimer(silence)
+	defer quiet.Stop()
 	for {
 		var e jetstream.KeyValueEntry
 		var ok bool
 		select {
 		case <-ctx.Done():
 			return
+		case <-quiet.C:
+			r.checkLease(ctx, shard, silence)
+			return
 		case e, ok = <-w.Updates():
 		}
 		if !ok {
 			return
 		}
+		if r.missLeaseUpdate != nil && r.missLeaseUpdate() {
+			continue // tests: a watch that stopped bringing updates
+		}
+		quiet.Reset(silence)
 		if e == nil || e.Operation() != jetstream.KeyValuePut {
 			continue // the initial values' end; a lease dropped (none named yet)
 		}
@@ -529,13 +548,34 @@ func (r *Router) watchLease(ctx context.Context, shard string) {
 		if json.Unmarshal(e.Value(), &h) != nil {
 			continue
 		}
-		r.mu.Lock()
-		p := r.pools[shard]
-		r.mu.Unlock()
-		if p != nil && p.Addr() != h.RESP {
-			r.forget(shard, p)
-		}
+		r.movePool(shard, h.RESP)
 	}
+}
+
+// checkLease reads shard's lease once, for a watch that brought nothing
+// for silence, and moves the pool as an update would have.
+func (r *Router) checkLease(ctx context.Context, shard string, silence time.Duration) {
+	h, found, err := readHolder(ctx, r.js, r.names[shard])
+	if err != nil || !found || h.RESP == "" {
+		return // nobody named (a failover under way), NATS away: the next watch tells
+	}
+	if r.movePool(shard, h.RESP) {
+		r.cfg.Logger.Warn("cluster: the lease's watch brought no update, the lease names another primary", "shard", shard,
+			"silence", silence, "primary", h.RESP)
+	}
+}
+
+// movePool drops shard's pool when it is not at addr, the address the
+// lease names; it says whether it did.
+func (r *Router) movePool(shard, addr string) bool {
+	r.mu.Lock()
+	p := r.pools[shard]
+	r.mu.Unlock()
+	if p == nil || p.Addr() == addr {
+		return false
+	}
+	r.forget(shard, p)
+	return true
 }
 
 // forget drops shard's pool p (its primary failed us), so that the next

@@ -84,25 +84,14 @@ func TestRouterReadsFollowTheLeaseNotTheAddress(t *testing.T) {
 	old.kill(syscall.SIGKILL)
 	now := s0.waitPrimary(old.id, 30*time.Second)
 	// The router learns of the takeover from the lease's watch, which
-	// moves the pool; until its update arrives a read that meets the
-	// standby at the old address is refused by checkPrimary and goes to
-	// the primary (TestRouterReadAfterWriteBeforeTheWatchUpdate), so the
-	// read below must be right either way. Given a moment, the pool has
-	// left the old address: said, not failed, when it has not (once on a
-	// loaded CI machine the watch's update had not come 20 s on).
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		r.mu.Lock()
-		p := r.pools["s0"]
-		r.mu.Unlock()
-		if p == nil || p.Addr() != old.resp {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Logf("20 s after %s took over, the router's pool is still at %s, the old primary's address (the lease watch's update has not come)", now.id, old.resp)
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
+	// moves the pool (or, when the watch has been silent for twice the
+	// TTL, from reading the lease: TestRouterPoolMovesWhenTheLeaseWatchIsSilent);
+	// until then a read that meets the standby at the old address is
+	// refused by checkPrimary and goes to the primary
+	// (TestRouterReadAfterWriteBeforeTheWatchUpdate), so the read below
+	// must be right either way.
+	if wait, ok := waitPoolLeaves(r, "s0", old.resp); !ok {
+		t.Fatalf("%v after %s took over, the router's pool is still at %s, the old primary's address", wait, now.id, old.resp)
 	}
 	if err := os.RemoveAll(old.data); err != nil {
 		t.Fatal(err)
