@@ -23,6 +23,7 @@
 
 local clock = require('clock')
 local fiber = require('fiber')
+local log = require('log')
 
 local COUNT_FIELD = 5
 local COUNT_MAX = 4611686018427387903ULL
@@ -38,7 +39,9 @@ if old ~= nil then
     end
 end
 
-local checkout = {fibers = {}}
+-- failed[name]: the expiry passes of name's fiber that failed since it
+-- started ({count, first error}); stop_expiry reports them.
+local checkout = {fibers = {}, failed = {}}
 
 local function now_ms()
     return tonumber(clock.realtime64() / 1000000)
@@ -276,13 +279,24 @@ function checkout.start_expiry(name, interval, batch)
     if f ~= nil then
         pcall(f.cancel, f)
     end
+    checkout.failed[name] = nil
     checkout.fibers[name] = fiber.create(function()
         fiber.self():name('allot_expiry_' .. name)
         while true do
             fiber.sleep(interval)
             while true do
                 local ok, r = pcall(allot.atomically, expire, name, batch)
-                if not ok or r[1] < batch then
+                if not ok then
+                    local fl = checkout.failed[name]
+                    if fl == nil then
+                        fl = {count = 0, first = tostring(r)}
+                        checkout.failed[name] = fl
+                    end
+                    fl.count = fl.count + 1
+                    log.error('allot: expiry of %s failed: %s', name, tostring(r))
+                    break
+                end
+                if r[1] < batch then
                     break
                 end
             end
@@ -291,11 +305,18 @@ function checkout.start_expiry(name, interval, batch)
     return true
 end
 
+-- stop_expiry stops name's expiry fiber; an error when any of its passes
+-- failed (holds past their deadlines may have kept their units).
 function checkout.stop_expiry(name)
     local f = checkout.fibers[name]
     if f ~= nil then
         pcall(f.cancel, f)
         checkout.fibers[name] = nil
+    end
+    local fl = checkout.failed[name]
+    checkout.failed[name] = nil
+    if fl ~= nil then
+        error(string.format('the expiry of %s failed %d time(s), first: %s', name, fl.count, fl.first))
     end
     return true
 end
