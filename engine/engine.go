@@ -607,7 +607,10 @@ func (e *Engine) applyLocked(r *Request) {
 			// expired hold.
 			e.expireHoldLocked(r.Op.Hold)
 		}
-		res := e.state.ApplyCheckedInto(&r.Op, r.Lines, r.Buffers) // Submit checked it
+		// Straight into r.Result: a Result is 160 bytes, and a copy
+		// through a local was a second one.
+		r.Result = e.state.ApplyCheckedInto(&r.Op, r.Lines, r.Buffers) // Submit checked it
+		res := &r.Result
 		if res.Lines != nil {
 			r.Lines = res.Lines
 		}
@@ -619,7 +622,6 @@ func (e *Engine) applyLocked(r *Request) {
 				b.Hits = res.Hits[:0]
 			}
 		}
-		r.Result = res
 		if res.Changed && r.Op.Kind.Mutates() {
 			e.journalLocked(&r.Op)
 		}
@@ -649,6 +651,12 @@ func (e *Engine) enqueueLocked(r *Request) bool {
 // first, so that every op is applied at a fresh stamp. In fsync mode a
 // frame stays open until the flusher takes it, at most one fdatasync, or
 // until a hold comes due cutAfter past its stamp (cutLocked).
+//
+// The state collects (State.Collect) only when its time moved: once a
+// millisecond rather than once an op where every op is a batch (write
+// mode). No answer depends on when it runs, and what one call leaves (it
+// frees a bounded amount) waits at most until the clock's next
+// millisecond.
 func (e *Engine) beginLocked() {
 	now := e.cfg.Clock.Now().UnixMilli()
 	fresh := true
@@ -662,7 +670,9 @@ func (e *Engine) beginLocked() {
 			return
 		}
 	}
+	moved := false
 	if fresh {
+		moved = now > e.state.Now()
 		e.state.SetTime(now)
 		stamp := e.state.Now()
 		if e.cfg.Broken == journal.BrokenStampRawClock {
@@ -673,7 +683,7 @@ func (e *Engine) beginLocked() {
 	// Holds due by the open frame's stamp may expire in it too: replay
 	// sees the same stamp.
 	e.expireLocked()
-	if fresh {
+	if moved {
 		e.state.Collect()
 	}
 }

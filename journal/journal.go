@@ -1269,8 +1269,12 @@ func (j *Journal) Seal() []byte {
 	}
 	putFrameHeader(j.pending, j.nextLSN-uint64(j.pendingCount), j.pendingCount, j.pendingStamp)
 	frame := j.pending
-	j.pending, j.sealed = j.sealed[:0], frame
-	j.pending = append(j.pending, make([]byte, frameHeaderSize)...)
+	next := j.sealed
+	if cap(next) < frameHeaderSize {
+		next = make([]byte, frameHeaderSize, cap(frame))
+	}
+	// The header's bytes are left as they are: Seal writes every one.
+	j.pending, j.sealed = next[:frameHeaderSize], frame
 	j.pendingCount = 0
 	return frame
 }

@@ -73,6 +73,7 @@ type frameHeader struct {
 // putFrameHeader fills the version 2 header in front of payload
 // (frame[:36]) and the CRC over frame[12:].
 func putFrameHeader(frame []byte, firstLSN uint64, count uint32, stamp int64) {
+	_ = frame[frameHeaderSize-1] // one bounds check for every write below
 	binary.LittleEndian.PutUint32(frame[0:], frameMagicV2)
 	binary.LittleEndian.PutUint32(frame[4:], uint32(len(frame)-frameHeaderSize))
 	binary.LittleEndian.PutUint16(frame[12:], FrameVersion)
