@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math/bits"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -178,20 +179,27 @@ func (m *metrics) init(e *engine.Engine) {
 // the shared counters see one add per distinct (kind, result).
 type opTally struct {
 	counts [kindSlots][resultCount]uint32
-	any    bool
+	// kinds has bit k set when counts[k] holds a count: flush looks at
+	// those rows only. Scanning every row (192 counts, for the one kind a
+	// pipeline of captures touches) made a round of 16 captures' tally
+	// and flush 215 ns instead of 32.
+	kinds uint32
 }
 
+// opTally.kinds has a bit per kind slot.
+var _ [32 - kindSlots]struct{}
+
 func (t *opTally) add(k inventory.Kind, r result) {
-	t.counts[kindSlot(k)][r]++
-	t.any = true
+	s := kindSlot(k)
+	t.counts[s][r]++
+	t.kinds |= 1 << s
 }
 
 // flush adds the tally to m with latency d for every op in it, and clears it.
 func (m *metrics) flush(p protocol, t *opTally, d time.Duration) {
-	if !t.any {
-		return
-	}
-	for k := range t.counts {
+	for t.kinds != 0 {
+		k := bits.TrailingZeros32(t.kinds)
+		t.kinds &^= 1 << k
 		var n uint64
 		for r, c := range t.counts[k] {
 			if c != 0 {
@@ -200,11 +208,8 @@ func (m *metrics) flush(p protocol, t *opTally, d time.Duration) {
 				t.counts[k][r] = 0
 			}
 		}
-		if n != 0 {
-			m.latency[p][k].observeN(latencyBounds, d, n)
-		}
+		m.latency[p][k].observeN(latencyBounds, d, n)
 	}
-	t.any = false
 }
 
 func (m *metrics) observePipeline(n int) {
