@@ -77,7 +77,7 @@ type respConn struct {
 	notifySlot  int
 	loopNotify  func(*engine.Request)
 	rest        []byte // the round's replies the socket did not take at once
-	readyAt     time.Time
+	readyAt     instant
 
 	in         []byte
 	start, end int
@@ -87,7 +87,7 @@ type respConn struct {
 	// Stage times of the current round (see stage.go): when its bytes were
 	// read, when its first op went to the engine, when the last one had
 	// been handed over; and when the previous round's replies were written.
-	readAt, submitAt, submittedAt, wroteAt time.Time
+	readAt, submitAt, submittedAt, wroteAt instant
 	traced                                 *engine.Request // the round's first engine request
 
 	out       []byte
@@ -241,7 +241,7 @@ func (c *respConn) write(b []byte) error {
 	if c.raw == nil {
 		// Not a socket (a test's): a deadline on every write. A round's
 		// last part follows its encoding, whose time is at hand.
-		at := c.readyAt
+		at := clockEpoch.Add(c.readyAt)
 		if c.encoded < len(c.slots) {
 			at = time.Now()
 		}
@@ -350,10 +350,10 @@ func (c *respConn) took(n int) {
 	} else {
 		c.end += n
 	}
-	c.readAt = time.Now()
-	if n > 0 && !c.wroteAt.IsZero() {
-		c.s.metrics.observeStage(stageRead, c.readAt.Sub(c.wroteAt))
-		c.wroteAt = time.Time{}
+	c.readAt = now()
+	if n > 0 && c.wroteAt != 0 {
+		c.s.metrics.observeStage(stageRead, c.readAt-c.wroteAt)
+		c.wroteAt = 0
 	}
 }
 
@@ -494,7 +494,7 @@ func (c *respConn) submitRound(arm bool) (direct bool) {
 	}
 	c.submitPending()
 	if c.traced != nil {
-		c.submittedAt = time.Now()
+		c.submittedAt = now()
 	}
 	return direct && c.submitted()
 }
@@ -594,7 +594,7 @@ func (c *respConn) encodeReplies() {
 	}
 	c.encoded = i
 	if i == len(c.slots) {
-		c.readyAt = time.Now()
+		c.readyAt = now()
 	}
 }
 
@@ -662,10 +662,10 @@ func (c *respConn) replied() {
 		clear(c.free[requestsKeepMax:])
 		c.free = c.free[:requestsKeepMax]
 	}
-	c.wroteAt = time.Now()
+	c.wroteAt = now()
 	m := &c.s.metrics
-	m.observeStage(stageReply, c.wroteAt.Sub(c.readyAt))
-	m.flush(protocolRESP, &c.tally, c.wroteAt.Sub(c.readAt))
+	m.observeStage(stageReply, c.wroteAt-c.readyAt)
+	m.flush(protocolRESP, &c.tally, c.wroteAt-c.readAt)
 	m.observePipeline(len(c.slots))
 }
 
@@ -674,19 +674,19 @@ func (c *respConn) replied() {
 // rest from the engine's trace of the request.
 func (c *respConn) observeEngine(r *engine.Request) {
 	m := &c.s.metrics
-	woke := time.Now()
-	m.observeStage(stageParse, c.submitAt.Sub(c.readAt))
-	m.observeStage(stageQueue, c.submittedAt.Sub(c.submitAt))
+	woke := now()
+	m.observeStage(stageParse, c.submitAt-c.readAt)
+	m.observeStage(stageQueue, c.submittedAt-c.submitAt)
 	t := &r.Trace
 	if t.Synced.IsZero() {
 		// Not a durable batch (write or none mode, a read, a refusal).
-		m.observeStage(stageWake, woke.Sub(c.submittedAt))
+		m.observeStage(stageWake, woke-c.submittedAt)
 		return
 	}
-	m.observeStage(stageBatch, t.Taken.Sub(c.submittedAt))
+	m.observeStage(stageBatch, instantOf(t.Taken)-c.submittedAt)
 	m.observeStage(stageWrite, t.Written.Sub(t.Taken))
 	m.observeStage(stageSync, t.Synced.Sub(t.Written))
-	m.observeStage(stageWake, woke.Sub(t.Synced))
+	m.observeStage(stageWake, woke-instantOf(t.Synced))
 	r.Trace = engine.Trace{}
 }
 
@@ -798,7 +798,7 @@ func (c *respConn) op(name resp.Name, k inventory.Kind, args [][]byte) {
 	}
 	if c.traced == nil {
 		c.traced = r
-		c.submitAt = time.Now()
+		c.submitAt = now()
 	}
 	c.pending = append(c.pending, r)
 	c.pendingSlots = append(c.pendingSlots, len(c.slots))

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"time"
-
 	"allot/engine"
 	"allot/inventory"
 	"allot/server/resp"
@@ -31,15 +29,15 @@ type directReply struct {
 	req              *engine.Request // the op in flight, nil when none is
 	kind             inventory.Kind
 	traced           bool // time the engine's stages at settle
-	readAt, submitAt time.Time
+	readAt, submitAt instant
 	// Set by the connection after it submitted the op; replyDirect does
 	// not touch it.
-	submittedAt time.Time
+	submittedAt instant
 
 	// Set by replyDirect, read by settle after done.
 	out         []byte
 	tally       opTally
-	woke, wrote time.Time
+	woke, wrote instant
 	failed      bool // the write failed: the connection is done
 }
 
@@ -87,7 +85,7 @@ func (c *respConn) submitted() bool {
 // waiting; the rest, if any, goes from a goroutine of its own.
 func (c *respConn) replyDirect(r *engine.Request) {
 	d := &c.dr
-	d.woke = time.Now()
+	d.woke = now()
 	d.out = d.out[:0]
 	if r.Err != nil {
 		d.out = appendEngineError(d.out, r.Err)
@@ -128,10 +126,10 @@ func writeNow(c *respConn, b []byte) (int, error) {
 
 func (c *respConn) directDone(failed bool) {
 	d := &c.dr
-	d.wrote = time.Now()
+	d.wrote = now()
 	d.failed = failed
 	m := &c.s.metrics
-	m.flush(protocolRESP, &d.tally, d.wrote.Sub(d.readAt))
+	m.flush(protocolRESP, &d.tally, d.wrote-d.readAt)
 	m.observePipeline(1)
 	d.done <- struct{}{}
 }
@@ -149,18 +147,18 @@ func (c *respConn) settle() bool {
 	d.req = nil
 	if d.traced {
 		m := &c.s.metrics
-		m.observeStage(stageParse, d.submitAt.Sub(d.readAt))
-		m.observeStage(stageQueue, d.submittedAt.Sub(d.submitAt))
+		m.observeStage(stageParse, d.submitAt-d.readAt)
+		m.observeStage(stageQueue, d.submittedAt-d.submitAt)
 		if t := &r.Trace; !t.Synced.IsZero() {
-			m.observeStage(stageBatch, t.Taken.Sub(d.submittedAt))
+			m.observeStage(stageBatch, instantOf(t.Taken)-d.submittedAt)
 			m.observeStage(stageWrite, t.Written.Sub(t.Taken))
 			m.observeStage(stageSync, t.Synced.Sub(t.Written))
-			m.observeStage(stageWake, d.woke.Sub(t.Synced))
+			m.observeStage(stageWake, d.woke-instantOf(t.Synced))
 		}
-		m.observeStage(stageReply, d.wrote.Sub(d.woke))
-		if c.readAt.After(d.wrote) {
+		m.observeStage(stageReply, d.wrote-d.woke)
+		if c.readAt > d.wrote {
 			// The client's turn: this round's bytes came after the reply.
-			m.observeStage(stageRead, c.readAt.Sub(d.wrote))
+			m.observeStage(stageRead, c.readAt-d.wrote)
 		}
 	}
 	r.Notify = nil

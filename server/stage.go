@@ -56,6 +56,25 @@ var stageBounds = func() []time.Duration {
 	return b
 }()
 
+// instant is a moment of a RESP round (stage times, op latencies): the
+// monotonic clock's time since clockEpoch. time.Now reads the wall clock
+// too, a second vDSO call per reading (37 ns against 22 ns for time.Since
+// on the 2-vCPU machine), and a round reads the clock six times: the wall
+// clock of these instants is never used, only their differences.
+type instant = time.Duration
+
+// clockEpoch is the origin of every instant, set as the package is
+// initialised: an instant read later is never zero, so zero means "not
+// set".
+var clockEpoch = time.Now()
+
+// now reads the monotonic clock as an instant.
+func now() instant { return time.Since(clockEpoch) }
+
+// instantOf is t (an engine trace's time, read with time.Now) as an
+// instant: the difference of two monotonic readings, no clock read.
+func instantOf(t time.Time) instant { return t.Sub(clockEpoch) }
+
 func (m *metrics) observeStage(s stage, d time.Duration) {
 	m.stages[s].observeN(stageBounds, d, 1)
 }
