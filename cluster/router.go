@@ -102,6 +102,10 @@ type RouterConfig struct {
 	Fault string
 	// Logger receives recoveries and failures (default: none).
 	Logger *slog.Logger
+
+	// missLeaseUpdate, when set (tests), is asked at each update of a
+	// lease's watch; true drops it, as if the watch had stalled.
+	missLeaseUpdate func() bool
 }
 
 // clockSkewMax is how far the clocks of the routers and of the shards'
@@ -214,9 +218,6 @@ type Router struct {
 	// cross-shard order; true stops the order there, as if its
 	// coordinator died (errCrashed).
 	crash func(step string, part int) bool
-	// missLeaseUpdate, when set (tests), is asked at each update of a
-	// lease's watch; true drops it, as if the watch had stalled.
-	missLeaseUpdate func() bool
 
 	// The background recovery (RecoverEvery): Close calls stopRecover and
 	// waits for recoverDone. Both nil when it is off.
@@ -498,7 +499,8 @@ func (r *Router) pool(ctx context.Context, shard string) (*client.Client, error)
 // server, once on a loaded machine for over 20 s after a takeover), and a
 // held lease is renewed every quarter TTL: a watch that brought nothing
 // for twice the TTL is ended, the lease read once (the pool moved if it
-// names another address) and the watch started again.
+// names another address) and the watch started again, a second later as
+// after any watch that ended.
 func (r *Router) followLease(ctx context.Context, shard string) {
 	for ctx.Err() == nil {
 		r.watchLease(ctx, shard)
@@ -537,7 +539,7 @@ func (r *Router) watchLease(ctx context.Context, shard string) {
 		if !ok {
 			return
 		}
-		if r.missLeaseUpdate != nil && r.missLeaseUpdate() {
+		if r.cfg.missLeaseUpdate != nil && r.cfg.missLeaseUpdate() {
 			continue // tests: a watch that stopped bringing updates
 		}
 		quiet.Reset(silence)

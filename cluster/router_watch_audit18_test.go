@@ -19,8 +19,7 @@ func TestRouterPoolMovesWhenTheLeaseWatchIsSilent(t *testing.T) {
 	sc := newSharded(t, 1)
 	s0 := sc.shards["s0"]
 	s0.start("n2")
-	r := sc.router("rw18", nil)
-	r.missLeaseUpdate = func() bool { return true }
+	r := sc.router("rw18", func(c *RouterConfig) { c.missLeaseUpdate = func() bool { return true } })
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	g := groupKey("rw18")

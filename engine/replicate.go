@@ -283,7 +283,7 @@ func (e *Engine) ApplyFrame(frame []byte) error {
 		return err
 	}
 	e.published(sealed)
-	// Free what the primary frees once a batch (State.Collect): finished
+	// Free what the primary frees as its clock moves (State.Collect): finished
 	// holds and keys past the window, under this node's own window (its
 	// reads' rule, and the one it keeps if it takes over). Without it a
 	// standby kept every key and finished hold it ever applied.

@@ -151,7 +151,8 @@ func (s *State) Stats() Stats {
 
 // Collect frees memory of finished holds and idempotency keys whose
 // retention ended, a bounded amount per call (the engine's writer calls it
-// once per batch). No answer depends on when it runs.
+// when its clock moved: once a millisecond at most). No answer depends on
+// when it runs.
 func (s *State) Collect() {
 	s.collectHolds(4096)
 	s.keys.collect(s.now, s.retention, false)

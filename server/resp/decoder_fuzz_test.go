@@ -103,5 +103,11 @@ func FuzzReadHeader(f *testing.F) {
 		if v != wv || next != wnext || ok != wok || err != werr {
 			t.Fatalf("readHeader(%q, %d) = %d %d %v %v; general path: %d %d %v %v", b, i, v, next, ok, err, wv, wnext, wok, werr)
 		}
+		if b[i] != '*' && b[i] != '$' {
+			return // the decoder asks oneDigitHeader at a header's type byte only
+		}
+		if ov, onext, ook := oneDigitHeader(b, i); ook && (ov != wv || onext != wnext || !wok) {
+			t.Fatalf("oneDigitHeader(%q, %d) = %d %d; general path: %d %d %v %v", b, i, ov, onext, wv, wnext, wok, werr)
+		}
 	})
 }

@@ -214,23 +214,24 @@ func (s *session) Pipeline(_ context.Context, ops []inventory.Op, results []inve
 // and passing them by value through a helper copied each once more per
 // call.
 func (s *session) Capture(_ context.Context, g inventory.GroupKey, n int64, lines []inventory.Line) (inventory.Result, error) {
+	s.req.Op, s.req.Lines = inventory.Capture(g, n), lines
+	return s.run()
+}
+
+func (s *session) Release(_ context.Context, k inventory.RowKey, n int64) (inventory.Result, error) {
+	s.req.Op, s.req.Lines = inventory.Release(k, n), nil
+	return s.run()
+}
+
+// run submits the op set in the session's request and waits for it.
+func (s *session) run() (inventory.Result, error) {
 	r := s.req
-	r.Op, r.Lines = inventory.Capture(g, n), lines
 	if err := s.eng.Submit(r); err != nil {
+		r.Lines = nil
 		return inventory.Result{}, err
 	}
 	err := r.Wait()
 	r.Lines = nil
-	return r.Result, err
-}
-
-func (s *session) Release(_ context.Context, k inventory.RowKey, n int64) (inventory.Result, error) {
-	r := s.req
-	r.Op, r.Lines = inventory.Release(k, n), nil
-	if err := s.eng.Submit(r); err != nil {
-		return inventory.Result{}, err
-	}
-	err := r.Wait()
 	return r.Result, err
 }
 

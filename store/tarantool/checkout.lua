@@ -282,18 +282,24 @@ function checkout.start_expiry(name, interval, batch)
     checkout.failed[name] = nil
     checkout.fibers[name] = fiber.create(function()
         fiber.self():name('allot_expiry_' .. name)
+        local me = fiber.id()
         while true do
             fiber.sleep(interval)
             while true do
                 local ok, r = pcall(allot.atomically, expire, name, batch)
                 if not ok then
+                    local cur = checkout.fibers[name]
+                    if cur == nil or cur:id() ~= me then
+                        return -- stopped (or replaced) mid-pass: not a failure
+                    end
                     local fl = checkout.failed[name]
                     if fl == nil then
+                        -- Logged once: stop_expiry reports the count.
                         fl = {count = 0, first = tostring(r)}
                         checkout.failed[name] = fl
+                        log.error('allot: expiry of %s failed: %s', name, tostring(r))
                     end
                     fl.count = fl.count + 1
-                    log.error('allot: expiry of %s failed: %s', name, tostring(r))
                     break
                 end
                 if r[1] < batch then
