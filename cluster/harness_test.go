@@ -299,6 +299,30 @@ func (p *nodeProc) kill(sig syscall.Signal) {
 }
 
 // primary returns the node the lease names ("" when none).
+// leaseHistory describes the lease's revisions the bucket still keeps
+// (its TTL's worth, as many as its history holds): who wrote each and
+// when, for a failing test's message (a node that renews after it was cut
+// off, or nobody taking the lease).
+func (c *shardCluster) leaseHistory() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	kv, err := c.js.KeyValue(ctx, c.names.lease)
+	if err != nil {
+		return "the lease bucket: " + err.Error()
+	}
+	es, err := kv.History(ctx, leaseKey)
+	if err != nil {
+		return "the lease's history: " + err.Error()
+	}
+	var b strings.Builder
+	for _, e := range es {
+		var v leaseValue
+		_ = json.Unmarshal(e.Value(), &v)
+		fmt.Fprintf(&b, "rev %d %s at %s by %q\n", e.Revision(), e.Operation(), e.Created().Format("15:04:05.000"), v.Node)
+	}
+	return b.String()
+}
+
 func (c *shardCluster) primary() string {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()

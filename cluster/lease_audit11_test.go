@@ -168,7 +168,8 @@ func TestCutOffPrimaryAnswersNothingStale(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("b took no writes within 30 s of the cut: %+v %v; the lease names %q\na:\n%s\nb:\n%s", res, err, c.primary(), a.tail(), b.tail())
+			t.Fatalf("b took no writes within 30 s of the cut (at %s): %+v %v; the lease names %q; its revisions kept:\n%s\na:\n%s\nb:\n%s",
+				cut.Format("15:04:05.000"), res, err, c.primary(), c.leaseHistory(), a.tail(), b.tail())
 		}
 	}
 	t.Logf("%s cut off from NATS; %s primary %v later", a.id, b.id, time.Since(cut).Round(time.Millisecond))
