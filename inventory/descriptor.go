@@ -20,6 +20,11 @@ type descriptor struct {
 	since int
 	// check reports what is wrong with the op's fields ("" when nothing).
 	check func(op *Op) string
+	// checkFields, for the kinds whose op names a row or a group, is
+	// check less the key's identifiers: what Op.CheckValidKey runs for an
+	// op whose identifiers its caller already found valid. nil for the
+	// other kinds.
+	checkFields func(op *Op) string
 	// apply applies a checked op. It fills res; it sets res.Changed when
 	// state changed. An op that is not applied changes nothing.
 	apply func(s *State, op *Op, res *Result)
@@ -62,7 +67,8 @@ func init() {
 			}
 			return CheckQuantity(op.N)
 		},
-		apply: func(s *State, op *Op, res *Result) { s.capture(op.Key.Group(), op.N, res) },
+		checkFields: func(op *Op) string { return CheckQuantity(op.N) },
+		apply:       func(s *State, op *Op, res *Result) { s.capture(op.Key.Group(), op.N, res) },
 		encode: func(dst []byte, op *Op) []byte {
 			dst = AppendString(dst, op.Key.SKU)
 			dst = AppendString(dst, op.Key.Condition)
@@ -85,7 +91,8 @@ func init() {
 			}
 			return CheckQuantity(op.N)
 		},
-		apply: func(s *State, op *Op, res *Result) { s.release(op.Key, op.N, res) },
+		checkFields: func(op *Op) string { return CheckQuantity(op.N) },
+		apply:       func(s *State, op *Op, res *Result) { s.release(op.Key, op.N, res) },
 		encode: func(dst []byte, op *Op) []byte {
 			dst = appendRowKey(dst, op.Key)
 			return binary.AppendUvarint(dst, uint64(op.N))
@@ -109,6 +116,12 @@ func init() {
 			}
 			return CheckPrice(op.Price)
 		},
+		checkFields: func(op *Op) string {
+			if d := CheckCount(op.N); d != "" {
+				return d
+			}
+			return CheckPrice(op.Price)
+		},
 		apply: func(s *State, op *Op, res *Result) { s.stock(op.Key, op.N, op.Price, res) },
 		encode: func(dst []byte, op *Op) []byte {
 			dst = appendRowKey(dst, op.Key)
@@ -127,8 +140,9 @@ func init() {
 		},
 	})
 	define(KindGet, &descriptor{
-		name:  "get",
-		check: func(op *Op) string { return CheckRowKey(op.Key) },
+		name:        "get",
+		check:       func(op *Op) string { return CheckRowKey(op.Key) },
+		checkFields: func(op *Op) string { return "" },
 		apply: func(s *State, op *Op, res *Result) {
 			r := s.rows[op.Key]
 			if r == nil {
@@ -139,10 +153,11 @@ func init() {
 		},
 	})
 	define(KindAvailable, &descriptor{
-		name:  "available",
-		check: func(op *Op) string { return CheckGroupKey(op.Key.Group()) },
+		name:        "available",
+		check:       func(op *Op) string { return CheckGroupKey(op.Key.Group()) },
+		checkFields: func(op *Op) string { return "" },
 		apply: func(s *State, op *Op, res *Result) {
-			if g := s.groups[op.Key.Group()]; g != nil {
+			if g := s.lookupGroup(op.Key.Group()); g != nil {
 				res.Count = g.available()
 			}
 		},

@@ -166,7 +166,7 @@ func (s *State) sumDemand(lines []Demand) ([]demandGroup, int) {
 			j++
 		}
 		if j == len(gs) {
-			gs = append(gs, demandGroup{key: l.Group, g: s.groups[l.Group], line: i})
+			gs = append(gs, demandGroup{key: l.Group, g: s.lookupGroup(l.Group), line: i})
 		}
 		gs[j].n += l.N
 	}

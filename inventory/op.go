@@ -148,15 +148,42 @@ func (op *Op) Check() string {
 	if d == nil {
 		return "unknown op kind"
 	}
-	if op.IdempotencyKey != "" {
-		if !d.keyed {
-			return op.Kind.String() + " takes no idempotency key"
-		}
-		if dd := CheckID(op.IdempotencyKey); dd != "" {
-			return "idempotency key " + dd
-		}
+	if dd := op.checkIdempotencyKey(d); dd != "" {
+		return dd
 	}
 	return d.check(op)
+}
+
+// checkIdempotencyKey reports what is wrong with op's idempotency key for
+// its kind (d), or "" when it has none or a good one.
+func (op *Op) checkIdempotencyKey(d *descriptor) string {
+	if op.IdempotencyKey == "" {
+		return ""
+	}
+	if !d.keyed {
+		return op.Kind.String() + " takes no idempotency key"
+	}
+	if dd := CheckID(op.IdempotencyKey); dd != "" {
+		return "idempotency key " + dd
+	}
+	return ""
+}
+
+// CheckValidKey is Check for an op whose key's identifiers each passed
+// CheckID: the sku, condition and source of a capture or an available
+// read, and the warehouse too for the kinds that name a row (release,
+// stock, get). It returns what Check would, without checking them again.
+// The RESP decoder uses it when its interner already knew the strings
+// valid. For the kinds that name no row or group it is Check.
+func (op *Op) CheckValidKey() string {
+	d := op.Kind.descriptor()
+	if d == nil || d.checkFields == nil {
+		return op.Check()
+	}
+	if dd := op.checkIdempotencyKey(d); dd != "" {
+		return dd
+	}
+	return d.checkFields(op)
 }
 
 // Code is the outcome of an Op. The numbers are stable and map one to one to

@@ -34,6 +34,10 @@ type State struct {
 	rowChunks []*[chunkLen]row
 	rowsN     int
 	skus      map[string]*group // each SKU's first group; the rest follow by nextInSKU, in creation order
+	// recentGroups is a direct-mapped cache in front of groups (see
+	// lookupGroup): hashing a group key's three strings for the map was
+	// the largest part of a capture's cost in the state machine.
+	recentGroups [recentGroupSlots]recentGroup
 
 	// now is the time of the batch being applied, in milliseconds: the
 	// engine's writer stamps each batch and journals the stamp; replay
@@ -276,8 +280,46 @@ func (s *State) apply(op *Op, lines []Line) Result {
 	return res
 }
 
-func (s *State) capture(k GroupKey, n int64, res *Result) {
+// recentGroupSlots is the size of State.recentGroups.
+const recentGroupSlots = 64
+
+// recentGroup is a slot of State.recentGroups: a group, and the key it
+// was last asked for by (the group's own key, or an equal one whose
+// strings are the caller's).
+type recentGroup struct {
+	key GroupKey
+	g   *group
+}
+
+// lookupGroup returns group k, or nil when there is none. A client
+// repeats the same few groups, so the group last found in k's slot of
+// recentGroups is compared first: a compare of three short strings
+// costs a fraction of hashing them, and less again when they are the
+// very strings of the last ask (a connection's interner gives the same
+// ones each time; a compare of equal pointers reads no bytes). The slot
+// is picked by lengths and a few bytes of the key; only existing groups
+// are remembered, and groups are never removed, so a remembered group
+// stays good.
+func (s *State) lookupGroup(k GroupKey) *group {
+	n := len(k.SKU)
+	if n == 0 {
+		return s.groups[k]
+	}
+	slot := &s.recentGroups[(uint(n)*7+uint(k.SKU[0])+uint(k.SKU[n/2])*3+uint(k.SKU[n-1])*5+
+		uint(len(k.Condition))*11+uint(len(k.Source))*13)%recentGroupSlots]
+	if slot.g != nil && slot.key == k {
+		slot.key = k
+		return slot.g
+	}
 	g := s.groups[k]
+	if g != nil {
+		*slot = recentGroup{key: k, g: g}
+	}
+	return g
+}
+
+func (s *State) capture(k GroupKey, n int64, res *Result) {
+	g := s.lookupGroup(k)
 	if g == nil {
 		res.Code = CodeInsufficient
 		return
