@@ -132,16 +132,20 @@ func (n Name) Usage() string {
 	return ""
 }
 
+// equalFold reports whether b equals upper (upper case: no byte of it is
+// a lower-case letter) ignoring ASCII case. A byte is folded only when it
+// differs: clients send commands in upper case, as the contract spells
+// them.
 func equalFold(b []byte, upper string) bool {
 	if len(b) != len(upper) {
 		return false
 	}
 	for i := 0; i < len(b); i++ {
 		c := b[i]
-		if 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
+		if c == upper[i] {
+			continue
 		}
-		if c != upper[i] {
+		if c < 'a' || c > 'z' || c-('a'-'A') != upper[i] {
 			return false
 		}
 	}
@@ -156,6 +160,10 @@ func EqualFold(b []byte, word string) bool { return equalFold(b, word) }
 // the ids of a hot SKU are not allocated on every command.
 type Interner interface {
 	Intern(b []byte) string
+	// InternID is Intern for what should be an identifier; valid reports
+	// that the string passes inventory.CheckID. An interner that checked
+	// a string when it first saw it answers without checking it again.
+	InternID(b []byte) (s string, valid bool)
 }
 
 // ArityError returns the message for a command given the wrong number of
@@ -197,6 +205,7 @@ func DecodeOp(name Name, args [][]byte, in Interner, op *inventory.Op) string {
 	} else if len(args) != s.arity {
 		return ArityError(name)
 	}
+	validKey := false
 	switch s.kind {
 	case inventory.KindConfirm, inventory.KindCancel, inventory.KindHoldGet:
 		// Hold ids are one per cart: interning them would fill the
@@ -204,9 +213,11 @@ func DecodeOp(name Name, args [][]byte, in Interner, op *inventory.Op) string {
 		op.Hold = string(args[1])
 		return op.Check()
 	case inventory.KindCapture, inventory.KindAvailable:
-		op.Key.SKU = in.Intern(args[1])
-		op.Key.Condition = in.Intern(args[2])
-		op.Key.Source = in.Intern(args[3])
+		var skuOK, conditionOK, sourceOK bool
+		op.Key.SKU, skuOK = in.InternID(args[1])
+		op.Key.Condition, conditionOK = in.InternID(args[2])
+		op.Key.Source, sourceOK = in.InternID(args[3])
+		validKey = skuOK && conditionOK && sourceOK
 		if s.kind == inventory.KindCapture {
 			n, ok := ParseInt(args[4])
 			if !ok {
@@ -215,10 +226,12 @@ func DecodeOp(name Name, args [][]byte, in Interner, op *inventory.Op) string {
 			op.N = n
 		}
 	default:
-		op.Key.SKU = in.Intern(args[1])
-		op.Key.Warehouse = in.Intern(args[2])
-		op.Key.Condition = in.Intern(args[3])
-		op.Key.Source = in.Intern(args[4])
+		var skuOK, warehouseOK, conditionOK, sourceOK bool
+		op.Key.SKU, skuOK = in.InternID(args[1])
+		op.Key.Warehouse, warehouseOK = in.InternID(args[2])
+		op.Key.Condition, conditionOK = in.InternID(args[3])
+		op.Key.Source, sourceOK = in.InternID(args[4])
+		validKey = skuOK && warehouseOK && conditionOK && sourceOK
 		switch s.kind {
 		case inventory.KindRelease:
 			n, ok := ParseInt(args[5])
@@ -237,6 +250,11 @@ func DecodeOp(name Name, args [][]byte, in Interner, op *inventory.Op) string {
 			}
 			op.N, op.Price = count, price
 		}
+	}
+	if validKey {
+		// The interner knew every identifier of the key valid: check the
+		// rest, with the same result as Check.
+		return op.CheckValidKey()
 	}
 	return op.Check()
 }
@@ -274,7 +292,11 @@ func ParseInt(b []byte) (int64, bool) {
 
 // StringInterner is an Interner with a bounded table: once it holds
 // entriesMax strings it allocates new ones without remembering them, so a
-// client sending endless distinct ids cannot grow it without bound.
+// client sending endless distinct ids cannot grow it without bound. It
+// remembers valid identifiers only (inventory.CheckID), each checked once,
+// when first seen: a string it remembers is known valid, and InternID
+// answers so without checking it again (the op's check of the identifiers
+// was 7% of the server's instructions per CAPTURE).
 type StringInterner struct {
 	table      map[string]string
 	entriesMax int
@@ -289,30 +311,41 @@ type StringInterner struct {
 const recentSlots = 16
 
 // NewStringInterner returns an interner remembering up to entriesMax
-// strings, each at most inventory.IDBytesMax bytes long: a longer one is no
-// valid identifier (the op's check refuses it), and remembering it would
-// let one connection pin entriesMax times a command's length of memory.
+// strings, each a valid identifier (so at most inventory.IDBytesMax bytes
+// long): an invalid one is refused by the op's check, and remembering a
+// longer one would let one connection pin entriesMax times a command's
+// length of memory.
 func NewStringInterner(entriesMax int) *StringInterner {
 	return &StringInterner{table: make(map[string]string), entriesMax: entriesMax}
 }
 
 // Intern returns a string equal to b.
 func (t *StringInterner) Intern(b []byte) string {
+	s, _ := t.InternID(b)
+	return s
+}
+
+// InternID returns a string equal to b, and whether it is a valid
+// identifier.
+func (t *StringInterner) InternID(b []byte) (string, bool) {
 	if len(b) == 0 {
-		return ""
+		return "", false
 	}
-	slot := &t.recent[(len(b)*7+int(b[0])+int(b[len(b)-1]))%recentSlots]
+	slot := &t.recent[(uint(len(b))*7+uint(b[0])+uint(b[len(b)-1]))%recentSlots]
 	if *slot == string(b) {
-		return *slot
+		return *slot, true
 	}
 	if s, ok := t.table[string(b)]; ok {
 		*slot = s
-		return s
+		return s, true
 	}
 	s := string(b)
-	if len(t.table) < t.entriesMax && len(s) <= inventory.IDBytesMax {
+	if inventory.CheckID(s) != "" {
+		return s, false
+	}
+	if len(t.table) < t.entriesMax {
 		t.table[s] = s
 		*slot = s
 	}
-	return s
+	return s, true
 }

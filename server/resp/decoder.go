@@ -206,6 +206,21 @@ func (d *Decoder) multibulk(b []byte) ([][]byte, int, *Error) {
 	}
 	args := d.args[:0]
 	for k := 0; k < count; k++ {
+		// The common argument in one step: "$<digit>\r\n", its bytes and
+		// CRLF, all in b and within the command's limit. Anything else
+		// takes the general path below, which reads such an argument the
+		// same way and answers every other case.
+		if len(b)-i >= 4 {
+			h := b[i : i+4 : i+4]
+			if size, next := int(h[1]-'0'), i+4; h[0] == '$' && h[1]-'0' <= 9 && h[2] == '\r' && h[3] == '\n' &&
+				next+size+2 <= d.limits.CommandBytesMax && len(b)-next >= size+2 {
+				if t := b[next+size : next+size+2 : next+size+2]; t[0] == '\r' && t[1] == '\n' {
+					args = append(args, b[next:next+size:next+size])
+					i = next + size + 2
+					continue
+				}
+			}
+		}
 		if i == len(b) {
 			return nil, 0, nil
 		}

@@ -45,17 +45,27 @@ func appendLine(b []byte, s string) []byte {
 	return b
 }
 
+// appendDecimal appends n in decimal: strconv.AppendInt, with a single
+// digit (a reply's array length, a short warehouse's length, a capture's
+// count of 1) appended without its general path.
+func appendDecimal(b []byte, n int64) []byte {
+	if uint64(n) < 10 {
+		return append(b, byte('0'+n))
+	}
+	return strconv.AppendInt(b, n, 10)
+}
+
 // AppendInt appends an integer reply.
 func AppendInt(b []byte, n int64) []byte {
 	b = append(b, ':')
-	b = strconv.AppendInt(b, n, 10)
+	b = appendDecimal(b, n)
 	return append(b, '\r', '\n')
 }
 
 // AppendArray appends an array header of n elements.
 func AppendArray(b []byte, n int) []byte {
 	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(n), 10)
+	b = appendDecimal(b, int64(n))
 	return append(b, '\r', '\n')
 }
 
@@ -68,7 +78,7 @@ func AppendNullBulk(b []byte) []byte { return append(b, "$-1\r\n"...) }
 // AppendBulk appends a bulk string.
 func AppendBulk(b []byte, s string) []byte {
 	b = append(b, '$')
-	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = appendDecimal(b, int64(len(s)))
 	b = append(b, '\r', '\n')
 	b = append(b, s...)
 	return append(b, '\r', '\n')
@@ -77,7 +87,7 @@ func AppendBulk(b []byte, s string) []byte {
 // AppendBulkBytes appends a bulk string.
 func AppendBulkBytes(b []byte, s []byte) []byte {
 	b = append(b, '$')
-	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = appendDecimal(b, int64(len(s)))
 	b = append(b, '\r', '\n')
 	b = append(b, s...)
 	return append(b, '\r', '\n')
