@@ -70,7 +70,8 @@ type respConn struct {
 	// round handed to a goroutine left to do.
 	loop        *respLoop
 	fd          int
-	onLoop      bool // the socket is in the loop's epoll set (not handed to a goroutine)
+	onLoop      bool // the loop serves the socket (not parked, not handed to a goroutine)
+	inEpoll     bool // the socket is in the loop's epoll set (onLoop, or parked: respLoop.park)
 	changesNext bool // a CHANGES command is next in the buffer: it runs on a goroutine
 	parked      bool // the round waits for notifyReq's release, off the epoll set
 	notifyReq   *engine.Request

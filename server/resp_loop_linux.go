@@ -240,6 +240,9 @@ func (l *respLoop) run() {
 		}
 		for i := range n {
 			fd := events[i].Fd
+			if testEventHook != nil {
+				testEventHook(fd)
+			}
 			if int(fd) == l.wake {
 				if l.signalled() {
 					return
@@ -247,6 +250,12 @@ func (l *respLoop) run() {
 				continue
 			}
 			if c := l.conns[fd]; c != nil {
+				if !c.onLoop {
+					// Parked (park): read nothing until its replies
+					// are out; watch puts it back then.
+					l.unwatch(c)
+					continue
+				}
 				l.serve(c)
 			}
 		}
@@ -304,12 +313,26 @@ func (l *respLoop) signalled() (done bool) {
 	return false
 }
 
-// watch puts c's socket in the epoll set; the loop serves it from now on.
+// Seen by tests, set before a server starts: every epoll_ctl the loops
+// make (its op), and every event a loop takes (its socket).
+var (
+	testEpollCtlHook func(op int)
+	testEventHook    func(fd int32)
+)
+
+// watch puts c's socket in the epoll set, unless it is still there (a
+// parked connection's); the loop serves it from now on.
 func (l *respLoop) watch(c *respConn) bool {
-	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(c.fd)}
-	if err := syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, c.fd, &ev); err != nil {
-		l.s.cfg.Logger.Error("server: RESP loop: epoll_ctl add", "err", err)
-		return false
+	if !c.inEpoll {
+		ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(c.fd)}
+		if testEpollCtlHook != nil {
+			testEpollCtlHook(syscall.EPOLL_CTL_ADD)
+		}
+		if err := syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, c.fd, &ev); err != nil {
+			l.s.cfg.Logger.Error("server: RESP loop: epoll_ctl add", "err", err)
+			return false
+		}
+		c.inEpoll = true
 	}
 	c.onLoop = true
 	return true
@@ -317,11 +340,24 @@ func (l *respLoop) watch(c *respConn) bool {
 
 // unwatch takes c's socket out of the epoll set.
 func (l *respLoop) unwatch(c *respConn) {
-	if c.onLoop {
+	if c.inEpoll {
+		if testEpollCtlHook != nil {
+			testEpollCtlHook(syscall.EPOLL_CTL_DEL)
+		}
 		syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_DEL, c.fd, nil)
-		c.onLoop = false
+		c.inEpoll = false
 	}
+	c.onLoop = false
 }
+
+// park stops serving c until the engine notifies that its round's replies
+// are ready (replyParked), leaving its socket in the epoll set: a client
+// with one command in flight sends nothing until its reply, and taking the
+// socket out and putting it back cost two system calls a round (3% of the
+// server's CPU per op at depth 1, fsync). A socket that becomes readable
+// while parked (a pipelining client, a hang-up) is taken out then (run),
+// so that the level-triggered set does not wake the loop again and again.
+func (l *respLoop) park(c *respConn) { c.onLoop = false }
 
 // serve reads what c's socket has and serves the rounds it completes.
 func (l *respLoop) serve(c *respConn) {
@@ -348,7 +384,7 @@ func (l *respLoop) serveRounds(c *respConn, full bool, next resumeAt) {
 		case c.parked:
 			// Read nothing until the round's replies are out; a QUIT in
 			// the round closes the connection after them (replyParked).
-			l.unwatch(c)
+			l.park(c)
 			return
 		case c.quit:
 			l.closeLoopConn(c)

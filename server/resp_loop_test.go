@@ -328,18 +328,7 @@ func TestShutdownAnswersEveryCommandRead(t *testing.T) {
 			}
 			served := make(chan error, 1)
 			go func() { served <- s.Serve() }()
-			stocked := make(chan error, 1)
-			go func() {
-				_, err := e.Stock(inventory.RowKey{SKU: "g", Warehouse: "w", Condition: "new", Source: "retail"}, 0, 1)
-				stocked <- err
-			}()
-			for len(stocked) == 0 {
-				e.Flush()
-				time.Sleep(time.Millisecond)
-			}
-			if err := <-stocked; err != nil {
-				t.Fatal(err)
-			}
+			stockFlushed(t, e)
 			nc, br := dialRESP(t, s)
 			var pipeline strings.Builder
 			for range 10 {
