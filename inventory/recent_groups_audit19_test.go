@@ -26,14 +26,22 @@ func TestLookupGroupSlots(t *testing.T) {
 	}
 	var res Result
 	for _, sku := range skus[:len(skus)/2] {
-		if got := s.Available(key(sku)); got != 0 {
-			t.Fatalf("available %s before any stock: %d", sku, got)
+		// Asked through Apply, which goes through the cache: a miss
+		// must not be remembered.
+		op := Available(key(sku))
+		if r := s.Apply(&op, nil); r.Count != 0 {
+			t.Fatalf("available %s before any stock: %d", sku, r.Count)
 		}
 	}
 	want := map[string]int64{}
 	for i, sku := range skus {
 		s.stock(key(sku).Row("w1"), int64(1000+i), 1, &res)
 		want[sku] = int64(1000 + i)
+	}
+	// The last one asked before it was stocked (its slot's last key).
+	last := skus[len(skus)/2-1]
+	if op := Available(key(last)); s.Apply(&op, nil).Count != want[last] {
+		t.Fatalf("available %s once stocked: want %d (a miss was remembered?)", last, want[last])
 	}
 	rng := rand.New(rand.NewPCG(19, 1))
 	lines := make([]Line, 0, 4)
@@ -61,14 +69,21 @@ func TestLookupGroupSlots(t *testing.T) {
 			}
 		}
 	}
-	// Another condition or source of the same SKU is another group.
-	other := GroupKey{SKU: skus[0], Condition: "old", Source: "s1"}
-	if got := s.Available(other); got != 0 {
-		t.Fatalf("available %v: %d, want 0 (no such group)", other, got)
-	}
-	op := Capture(other, 1)
-	if r := s.Apply(&op, nil); r.Code != CodeInsufficient {
-		t.Fatalf("capture of %v: %+v, want insufficient", other, r)
+	// Another condition or source of the same SKU is another group, asked
+	// right after the SKU's group was found (so its slot holds that one).
+	for _, other := range []GroupKey{{SKU: skus[0], Condition: "old", Source: "s1"}, {SKU: skus[0], Condition: "new", Source: "s2"}} {
+		op := Available(key(skus[0]))
+		if r := s.Apply(&op, nil); r.Count != want[skus[0]] {
+			t.Fatalf("available %s = %d, want %d", skus[0], r.Count, want[skus[0]])
+		}
+		op = Available(other)
+		if r := s.Apply(&op, nil); r.Count != 0 {
+			t.Fatalf("available %v: %d, want 0 (no such group)", other, r.Count)
+		}
+		op = Capture(other, 1)
+		if r := s.Apply(&op, nil); r.Code != CodeInsufficient {
+			t.Fatalf("capture of %v: %+v, want insufficient", other, r)
+		}
 	}
 	if err := s.CheckInvariants(); err != nil {
 		t.Fatal(err)

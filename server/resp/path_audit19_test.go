@@ -97,6 +97,8 @@ func TestLookupFoldsCase(t *testing.T) {
 		{"CAPTURE", NameCapture}, {"capture", NameCapture}, {"CaPtUrE", NameCapture},
 		{"stock.set", NameStockSet}, {"Hold.Get", NameHoldGet}, {"catalog.SET", NameCatalogSet},
 		{"HOLD\x0eGET", NameUnknown}, {"STOCK\x0eSET", NameUnknown}, {"CAPTUR\x05", NameUnknown},
+		{"HOLDNGET", NameUnknown}, {"STOCKNSET", NameUnknown}, // 'N' - 0x20 is '.'
+		{"HOLDnGET", NameUnknown}, {"HOLD\xaeGET", NameUnknown},
 		{"CAPTUREX", NameUnknown}, {"CAPTUR", NameUnknown}, {"capturf", NameUnknown}, {"", NameUnknown},
 	} {
 		if got := Lookup([]byte(c.word)); got != c.want {
