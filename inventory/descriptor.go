@@ -19,11 +19,12 @@ type descriptor struct {
 	// since is the journal format version that introduced the kind.
 	since int
 	// check reports what is wrong with the op's fields ("" when nothing).
-	check func(op *Op) string
-	// checkFields, for the kinds whose op names a row or a group, is
-	// check less the key's identifiers: what Op.CheckValidKey runs for an
-	// op whose identifiers its caller already found valid. nil for the
-	// other kinds.
+	// The kinds whose op names a row or a group leave it nil and check in
+	// two steps instead: checkKey, the key's identifiers, then
+	// checkFields, the rest (Op.Check). Op.CheckValidKey runs checkFields
+	// alone for an op whose identifiers its caller already found valid.
+	check       func(op *Op) string
+	checkKey    func(op *Op) string
 	checkFields func(op *Op) string
 	// apply applies a checked op. It fills res; it sets res.Changed when
 	// state changed. An op that is not applied changes nothing.
@@ -42,7 +43,8 @@ func define(k Kind, d *descriptor) {
 	if int(k) >= kindMax || descriptors[k] != nil {
 		panic("inventory: kind " + d.name + " defined twice or out of range")
 	}
-	if d.check == nil || d.apply == nil || (d.mutates && (d.encode == nil || d.decode == nil)) {
+	checks := d.check != nil || (d.checkKey != nil && d.checkFields != nil)
+	if !checks || d.apply == nil || (d.mutates && (d.encode == nil || d.decode == nil)) {
 		panic("inventory: kind " + d.name + " is missing a function")
 	}
 	if d.since == 0 {
@@ -50,6 +52,12 @@ func define(k Kind, d *descriptor) {
 	}
 	descriptors[k] = d
 }
+
+// The descriptors' two-step checks (descriptor.checkKey, checkFields).
+func checkGroupKey(op *Op) string { return CheckGroupKey(op.Key.Group()) }
+func checkRowKey(op *Op) string   { return CheckRowKey(op.Key) }
+func checkQuantity(op *Op) string { return CheckQuantity(op.N) }
+func noFields(*Op) string         { return "" }
 
 func (k Kind) descriptor() *descriptor {
 	if int(k) >= kindMax {
@@ -61,13 +69,8 @@ func (k Kind) descriptor() *descriptor {
 func init() {
 	define(KindCapture, &descriptor{
 		name: "capture", mutates: true, keyed: true,
-		check: func(op *Op) string {
-			if d := CheckGroupKey(op.Key.Group()); d != "" {
-				return d
-			}
-			return CheckQuantity(op.N)
-		},
-		checkFields: func(op *Op) string { return CheckQuantity(op.N) },
+		checkKey:    checkGroupKey,
+		checkFields: checkQuantity,
 		apply:       func(s *State, op *Op, res *Result) { s.capture(op.Key.Group(), op.N, res) },
 		encode: func(dst []byte, op *Op) []byte {
 			dst = AppendString(dst, op.Key.SKU)
@@ -85,13 +88,8 @@ func init() {
 	})
 	define(KindRelease, &descriptor{
 		name: "release", mutates: true, keyed: true,
-		check: func(op *Op) string {
-			if d := CheckRowKey(op.Key); d != "" {
-				return d
-			}
-			return CheckQuantity(op.N)
-		},
-		checkFields: func(op *Op) string { return CheckQuantity(op.N) },
+		checkKey:    checkRowKey,
+		checkFields: checkQuantity,
 		apply:       func(s *State, op *Op, res *Result) { s.release(op.Key, op.N, res) },
 		encode: func(dst []byte, op *Op) []byte {
 			dst = appendRowKey(dst, op.Key)
@@ -107,15 +105,7 @@ func init() {
 	})
 	define(KindStock, &descriptor{
 		name: "stock", mutates: true, keyed: true,
-		check: func(op *Op) string {
-			if d := CheckRowKey(op.Key); d != "" {
-				return d
-			}
-			if d := CheckCount(op.N); d != "" {
-				return d
-			}
-			return CheckPrice(op.Price)
-		},
+		checkKey: checkRowKey,
 		checkFields: func(op *Op) string {
 			if d := CheckCount(op.N); d != "" {
 				return d
@@ -141,8 +131,8 @@ func init() {
 	})
 	define(KindGet, &descriptor{
 		name:        "get",
-		check:       func(op *Op) string { return CheckRowKey(op.Key) },
-		checkFields: func(op *Op) string { return "" },
+		checkKey:    checkRowKey,
+		checkFields: noFields,
 		apply: func(s *State, op *Op, res *Result) {
 			r := s.rows[op.Key]
 			if r == nil {
@@ -154,8 +144,8 @@ func init() {
 	})
 	define(KindAvailable, &descriptor{
 		name:        "available",
-		check:       func(op *Op) string { return CheckGroupKey(op.Key.Group()) },
-		checkFields: func(op *Op) string { return "" },
+		checkKey:    checkGroupKey,
+		checkFields: noFields,
 		apply: func(s *State, op *Op, res *Result) {
 			if g := s.lookupGroup(op.Key.Group()); g != nil {
 				res.Count = g.available()

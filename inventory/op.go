@@ -151,7 +151,13 @@ func (op *Op) Check() string {
 	if dd := op.checkIdempotencyKey(d); dd != "" {
 		return dd
 	}
-	return d.check(op)
+	if d.check != nil {
+		return d.check(op)
+	}
+	if dd := d.checkKey(op); dd != "" {
+		return dd
+	}
+	return d.checkFields(op)
 }
 
 // checkIdempotencyKey reports what is wrong with op's idempotency key for
@@ -177,7 +183,7 @@ func (op *Op) checkIdempotencyKey(d *descriptor) string {
 // valid. For the kinds that name no row or group it is Check.
 func (op *Op) CheckValidKey() string {
 	d := op.Kind.descriptor()
-	if d == nil || d.checkFields == nil {
+	if d == nil || d.checkKey == nil {
 		return op.Check()
 	}
 	if dd := op.checkIdempotencyKey(d); dd != "" {
