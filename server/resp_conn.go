@@ -73,7 +73,7 @@ type respConn struct {
 	onLoop      bool // the loop serves the socket (not parked, not handed to a goroutine)
 	inEpoll     bool // the socket is in the loop's epoll set (onLoop, or parked: respLoop.park)
 	changesNext bool // a CHANGES command is next in the buffer: it runs on a goroutine
-	parked      bool // the round waits for notifyReq's release, off the epoll set
+	parked      bool // the round waits for notifyReq's release; the loop does not serve it
 	notifyReq   *engine.Request
 	notifySlot  int
 	loopNotify  func(*engine.Request)

@@ -352,9 +352,10 @@ func (l *respLoop) unwatch(c *respConn) {
 
 // park stops serving c until the engine notifies that its round's replies
 // are ready (replyParked), leaving its socket in the epoll set: a client
-// with one command in flight sends nothing until its reply, and taking the
-// socket out and putting it back cost two system calls a round (3% of the
-// server's CPU per op at depth 1, fsync). A socket that becomes readable
+// whose pipeline waits for its replies sends nothing meanwhile, and taking
+// the socket out and putting it back cost two system calls a round (a
+// pipelined round in fsync mode; a round of one op is answered by the
+// flusher directly and never parks). A socket that becomes readable
 // while parked (a pipelining client, a hang-up) is taken out then (run),
 // so that the level-triggered set does not wake the loop again and again.
 func (l *respLoop) park(c *respConn) { c.onLoop = false }
