@@ -1,0 +1,218 @@
+package embedded_test
+
+import (
+	"context"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"allot/inventory"
+	"allot/store"
+	"allot/workload"
+)
+
+// BenchmarkOneWorkerSeed runs the seed workload's ops one after another on
+// one goroutine (no lock contention, no hand-off between goroutines), to
+// split what write mode costs per op against the memory store:
+//
+//   - store=memory: the memory store's op (a mutex around the state
+//     machine);
+//   - store=embedded: the embedded store in write mode (the engine and its
+//     journal, a frame per op copied into a mapped segment);
+//   - floor=...: the memory store's op followed by the least any journal
+//     of write mode must do for it before it returns (the op may be
+//     acknowledged only once its bytes are in the page cache): the op
+//     encoded (inventory.AppendOp), a CRC-32C over those bytes (recovery
+//     must tell a torn record from a whole one after a power cut), and the
+//     bytes copied into a shared mapping of a file. No frame header, no
+//     engine, no request: a lower bound, not a design. The variants differ
+//     in how the file's pages are had, each counted in the loop on the
+//     same goroutine: "falloc" allocates 16 MiB segments (fallocate) and
+//     faults every page in by writing it, as the journal's spare segment
+//     does; "zeros" writes them full of zeros, syncs, and faults them in;
+//     "reuse" writes the same 16 MiB mapping again and again, its pages
+//     resident and writable after the first lap: no page is ever
+//     prepared, which no journal can do (a lap overwrites acknowledged
+//     ops), the floor of the floor.
+//
+// Read it as: write mode at 90% of the memory store (issue 14) leaves an
+// op memory_ns/0.9 - memory_ns for everything the journal and the engine
+// add; the floor variants say what part of that the least journal takes.
+func BenchmarkOneWorkerSeed(b *testing.B) {
+	for _, name := range []string{"memory", "embedded"} {
+		b.Run("store="+name, func(b *testing.B) {
+			ctx := context.Background()
+			w := seedWorkload(b)
+			st, se := openLoaded(b, name, w)
+			defer st.Close()
+			runOneWorker(b, w, func(op *workload.Op, lines []inventory.Line) (inventory.Result, error) {
+				if op.Kind == inventory.KindCapture {
+					return se.Capture(ctx, op.Key.Group(), op.N, lines)
+				}
+				return se.Release(ctx, op.Key, op.N)
+			})
+		})
+	}
+	for _, pages := range []string{"falloc", "zeros", "reuse"} {
+		b.Run("floor="+pages, func(b *testing.B) {
+			ctx := context.Background()
+			w := seedWorkload(b)
+			st, se := openLoaded(b, "memory", w)
+			defer st.Close()
+			seg := newFloorSegment(b, pages)
+			defer seg.close()
+			buf := make([]byte, 4, 64) // the CRC, then the op
+			// One op reused: AppendOp's encoder is called through its
+			// descriptor, so an op declared per call would escape to the
+			// heap, an allocation per op no journal makes.
+			o := new(inventory.Op)
+			runOneWorker(b, w, func(op *workload.Op, lines []inventory.Line) (inventory.Result, error) {
+				var res inventory.Result
+				var err error
+				if op.Kind == inventory.KindCapture {
+					res, err = se.Capture(ctx, op.Key.Group(), op.N, lines)
+					*o = inventory.Capture(op.Key.Group(), op.N)
+				} else {
+					res, err = se.Release(ctx, op.Key, op.N)
+					*o = inventory.Release(op.Key, op.N)
+				}
+				buf = inventory.AppendOp(buf[:4], o)
+				crc := crc32.Checksum(buf[4:], castagnoli)
+				buf[0], buf[1], buf[2], buf[3] = byte(crc), byte(crc>>8), byte(crc>>16), byte(crc>>24)
+				seg.append(b, buf)
+				return res, err
+			})
+		})
+	}
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// openLoaded opens the store name in write mode with w's rows, and one
+// session.
+func openLoaded(b *testing.B, name string, w *workload.Workload) (store.Store, store.Session) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, name, store.Config{Durability: store.DurabilityWrite})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := st.Load(ctx, w.Initial); err != nil {
+		b.Fatal(err)
+	}
+	se, err := st.Session(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st, se
+}
+
+// runOneWorker runs b.N ops of w, cycling, through do on this goroutine,
+// and reports the process's CPU time per op beside the wall time.
+func runOneWorker(b *testing.B, w *workload.Workload, do func(*workload.Op, []inventory.Line) (inventory.Result, error)) {
+	var lines []inventory.Line
+	var short int64
+	cpu0 := processCPU(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		op := &w.Ops[i%len(w.Ops)]
+		res, err := do(op, lines)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if cap(res.Lines) > cap(lines) {
+			lines = res.Lines[:0]
+		}
+		switch res.Code {
+		case inventory.CodeOK:
+		case inventory.CodeInsufficient:
+			short++
+		default:
+			b.Fatalf("op %d: %s %s", i, res.Code, res.Detail)
+		}
+	}
+	b.StopTimer()
+	cpu := processCPU(b) - cpu0
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(short)/float64(b.N), "insufficient/op")
+}
+
+// floorSegment is a mapped file the floor benchmark copies records into:
+// a new one of floorSegmentBytes when the current one is full, its pages
+// had as the variant says (BenchmarkOneWorkerSeed), or the same one again
+// ("reuse").
+type floorSegment struct {
+	dir    string
+	pages  string
+	n      int
+	f      *os.File
+	mapped []byte
+	off    int
+}
+
+const floorSegmentBytes = 16 << 20
+
+func newFloorSegment(b *testing.B, pages string) *floorSegment {
+	s := &floorSegment{dir: b.TempDir(), pages: pages}
+	s.next(b)
+	return s
+}
+
+func (s *floorSegment) append(b *testing.B, rec []byte) {
+	if s.off+len(rec) > len(s.mapped) {
+		if s.pages == "reuse" {
+			s.off = 0
+		} else {
+			s.next(b)
+		}
+	}
+	s.off += copy(s.mapped[s.off:], rec)
+}
+
+// next retires the current segment (unmapped, closed, removed) and
+// prepares the next.
+func (s *floorSegment) next(b *testing.B) {
+	s.close()
+	s.n++
+	name := filepath.Join(s.dir, "seg")
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		b.Fatal(err)
+	}
+	switch s.pages {
+	case "falloc", "reuse":
+		err = unix.Fallocate(int(f.Fd()), 0, 0, floorSegmentBytes)
+	case "zeros":
+		zeros := make([]byte, 1<<20)
+		for off := 0; off < floorSegmentBytes && err == nil; off += len(zeros) {
+			_, err = f.WriteAt(zeros, int64(off))
+		}
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := unix.Mmap(int(f.Fd()), 0, floorSegmentBytes, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		b.Fatal(err)
+	}
+	page := os.Getpagesize()
+	for off := 0; off < len(m); off += page {
+		m[off] = 0
+	}
+	s.f, s.mapped, s.off = f, m, 0
+}
+
+func (s *floorSegment) close() {
+	if s.f == nil {
+		return
+	}
+	unix.Munmap(s.mapped)
+	s.f.Close()
+	os.Remove(s.f.Name())
+	s.f, s.mapped = nil, nil
+}
