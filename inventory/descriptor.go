@@ -23,9 +23,17 @@ type descriptor struct {
 	// two steps instead: checkKey, the key's identifiers, then
 	// checkFields, the rest (Op.Check). Op.CheckValidKey runs checkFields
 	// alone for an op whose identifiers its caller already found valid.
+	// The kinds with lines (hold, order) leave both forms nil and check
+	// with checkLines: every rule, but the lines' identifiers only when
+	// linesValid is false (Op.Check); Op.CheckValidLines passes true for
+	// an op whose lines' identifiers its caller already found valid. A
+	// line's identifiers are checked before its quantity and after the
+	// line before it, so the two steps of checkKey and checkFields would
+	// answer a different line first. A kind has exactly one of the three.
 	check       func(op *Op) string
 	checkKey    func(op *Op) string
 	checkFields func(op *Op) string
+	checkLines  func(op *Op, linesValid bool) string
 	// apply applies a checked op. It fills res; it sets res.Changed when
 	// state changed. An op that is not applied changes nothing.
 	apply func(s *State, op *Op, res *Result)
@@ -43,9 +51,15 @@ func define(k Kind, d *descriptor) {
 	if int(k) >= kindMax || descriptors[k] != nil {
 		panic("inventory: kind " + d.name + " defined twice or out of range")
 	}
-	checks := d.check != nil || (d.checkKey != nil && d.checkFields != nil)
-	if !checks || d.apply == nil || (d.mutates && (d.encode == nil || d.decode == nil)) {
-		panic("inventory: kind " + d.name + " is missing a function")
+	forms := 0
+	for _, has := range []bool{d.check != nil, d.checkKey != nil || d.checkFields != nil, d.checkLines != nil} {
+		if has {
+			forms++
+		}
+	}
+	twoSteps := (d.checkKey != nil) == (d.checkFields != nil)
+	if forms != 1 || !twoSteps || d.apply == nil || (d.mutates && (d.encode == nil || d.decode == nil)) {
+		panic("inventory: kind " + d.name + " is missing a function or has two ways to check")
 	}
 	if d.since == 0 {
 		d.since = 1

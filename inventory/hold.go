@@ -76,14 +76,14 @@ func init() {
 	}
 	define(KindHold, &descriptor{
 		name: "hold", mutates: true, since: 2,
-		check: func(op *Op) string {
+		checkLines: func(op *Op, linesValid bool) string {
 			if d := holdCheck(op); d != "" {
 				return d
 			}
 			if op.TTL < 1 || op.TTL > HoldTTLMax {
 				return "ttl must be an integer from 1 to 604800000 milliseconds"
 			}
-			return checkDemand(op.Lines)
+			return checkDemand(op.Lines, linesValid)
 		},
 		apply: func(s *State, op *Op, res *Result) { s.hold(op, res) },
 		encode: func(dst []byte, op *Op) []byte {
@@ -118,8 +118,8 @@ func init() {
 	holdOnly("hold.get", KindHoldGet, false, func(s *State, op *Op, res *Result) { s.holdGet(op.Hold, res) })
 	define(KindOrder, &descriptor{
 		name: "order", mutates: true, keyed: true, since: 2,
-		check: func(op *Op) string { return checkDemand(op.Lines) },
-		apply: func(s *State, op *Op, res *Result) { s.order(op, res) },
+		checkLines: func(op *Op, linesValid bool) string { return checkDemand(op.Lines, linesValid) },
+		apply:      func(s *State, op *Op, res *Result) { s.order(op, res) },
 		encode: func(dst []byte, op *Op) []byte {
 			return appendDemand(dst, op.Lines)
 		},
@@ -127,13 +127,22 @@ func init() {
 	})
 }
 
-func checkDemand(lines []Demand) string {
+// checkDemand checks the lines of a hold or an order: their number, then
+// each line in request order, its group's identifiers (unless linesValid:
+// its caller found each of them valid already) before its quantity. The
+// first broken rule is the answer, so a line's bad quantity is reported
+// before a later line's bad sku either way: the rules interleave line by
+// line, so they are one loop whose identifier checks can be skipped, not
+// a key step and a fields step (descriptor.checkKey, checkFields).
+func checkDemand(lines []Demand, linesValid bool) string {
 	if len(lines) == 0 || len(lines) > HoldLinesMax {
 		return "a hold or an order takes 1 to 64 lines"
 	}
 	for i := range lines {
-		if d := CheckGroupKey(lines[i].Group); d != "" {
-			return "line " + strconv.Itoa(i+1) + ": " + d
+		if !linesValid {
+			if d := CheckGroupKey(lines[i].Group); d != "" {
+				return "line " + strconv.Itoa(i+1) + ": " + d
+			}
 		}
 		if d := CheckQuantity(lines[i].N); d != "" {
 			return "line " + strconv.Itoa(i+1) + ": " + d

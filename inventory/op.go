@@ -154,6 +154,9 @@ func (op *Op) Check() string {
 	if d.check != nil {
 		return d.check(op)
 	}
+	if d.checkLines != nil {
+		return d.checkLines(op, false)
+	}
 	if dd := d.checkKey(op); dd != "" {
 		return dd
 	}
@@ -190,6 +193,24 @@ func (op *Op) CheckValidKey() string {
 		return dd
 	}
 	return d.checkFields(op)
+}
+
+// CheckValidLines is Check for an op with lines (a hold, an order) whose
+// lines' identifiers, the sku, condition and source of every line, each
+// passed CheckID. It returns what Check would, without checking them
+// again: the same rules (idempotency key, hold id, ttl, number of lines,
+// each line's quantity) by the same function, in the same order. The
+// RESP decoder uses it when its interner already knew every line's
+// strings valid. For the kinds without lines it is Check.
+func (op *Op) CheckValidLines() string {
+	d := op.Kind.descriptor()
+	if d == nil || d.checkLines == nil {
+		return op.Check()
+	}
+	if dd := op.checkIdempotencyKey(d); dd != "" {
+		return dd
+	}
+	return d.checkLines(op, true)
 }
 
 // Code is the outcome of an Op. The numbers are stable and map one to one to

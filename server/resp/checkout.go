@@ -49,17 +49,28 @@ func decodeLinesOp(s *spec, args [][]byte, in Interner, op *inventory.Op, lines 
 	if (len(args)-first)/4 > inventory.HoldLinesMax {
 		return "a hold or an order takes 1 to 64 lines"
 	}
+	validLines := true
 	for i := first; i+3 < len(args); i += 4 {
 		n, ok := ParseInt(args[i+3])
 		if !ok {
 			return "line " + strconv.Itoa((i-first)/4+1) + ": " + inventory.CheckQuantity(0)
 		}
+		sku, skuOK := in.InternID(args[i])
+		condition, conditionOK := in.InternID(args[i+1])
+		source, sourceOK := in.InternID(args[i+2])
+		validLines = validLines && skuOK && conditionOK && sourceOK
 		lines = append(lines, inventory.Demand{
-			Group: inventory.GroupKey{SKU: in.Intern(args[i]), Condition: in.Intern(args[i+1]), Source: in.Intern(args[i+2])},
+			Group: inventory.GroupKey{SKU: sku, Condition: condition, Source: source},
 			N:     n,
 		})
 	}
 	op.Lines = lines
+	if validLines {
+		// The interner knew every line's identifiers valid: check the
+		// rest, with the same result as Check (it was 13% of a HOLD's
+		// instructions on the server's path, most of it CheckID again).
+		return op.CheckValidLines()
+	}
 	return op.Check()
 }
 
