@@ -162,3 +162,62 @@ func TestLinesFastPathRepeated(t *testing.T) {
 		t.Fatalf("the interner's table holds %d strings, want its bound 6", len(in.table))
 	}
 }
+
+// vouchingInterner vouches for every string: it says each is a valid
+// identifier without checking it.
+type vouchingInterner struct{}
+
+func (vouchingInterner) Intern(b []byte) string { return string(b) }
+func (vouchingInterner) InternID(b []byte) (string, bool) {
+	return string(b), true
+}
+
+// TestLinesFastPathIsTaken: a HOLD or an ORDER whose lines' identifiers
+// the interner vouches for is checked without them, so a line with a
+// control character in its SKU decodes when the interner lies (the fast
+// path trusted it), while the rules the fast path keeps still hold (a
+// bad quantity, a bad hold id). A decoder that never took the fast path
+// would refuse the SKU here, and the differential tests could not tell.
+func TestLinesFastPathIsTaken(t *testing.T) {
+	for _, c := range []struct{ in, detail string }{
+		{"HOLD h1 1000 s\x01 new retail 1", ""},
+		{"ORDER s\x01 new retail 1 sku c\x02 o 2", ""},
+		{"HOLD h1 1000 s\x01 new retail 0", "line 1: quantity must be an integer from 1 to 2147483647"},
+		{"HOLD h\x01 1000 sku new retail 1", "hold contains a control character"},
+		{"ORDER sku new retail 1 ID k\x05", "idempotency key contains a control character"},
+	} {
+		args := words(c.in)
+		var op inventory.Op
+		if got := DecodeOp(Lookup(args[0]), args, vouchingInterner{}, &op); got != c.detail {
+			t.Errorf("%q with every identifier vouched for: detail %q, want %q", c.in, got, c.detail)
+		}
+		// Without the interner's word, the whole check refuses the bad
+		// identifiers.
+		if c.detail == "" {
+			if got := DecodeOp(Lookup(args[0]), args, unknownInterner{}, &op); got == "" {
+				t.Errorf("%q with no identifier known: decoded, want a refusal", c.in)
+			}
+		}
+	}
+}
+
+// TestHoldIDsStayOutOfTheInterner: hold ids are one per cart; interning
+// them would fill a connection's table and stop it interning the SKUs.
+// After a thousand HOLDs of distinct carts over the same lines the table
+// holds the lines' three identifiers only.
+func TestHoldIDsStayOutOfTheInterner(t *testing.T) {
+	in := NewStringInterner(64)
+	var op inventory.Op
+	for i := range 1000 {
+		args := words(fmt.Sprintf("HOLD cart-%d 600000 sku new retail 1", i))
+		if got := DecodeOp(Lookup(args[0]), args, in, &op); got != "" {
+			t.Fatalf("%q: %s", args, got)
+		}
+		if op.Hold != fmt.Sprintf("cart-%d", i) {
+			t.Fatalf("hold %q, want cart-%d", op.Hold, i)
+		}
+	}
+	if len(in.table) != 3 {
+		t.Fatalf("the interner's table holds %d strings after 1000 carts' HOLDs, want 3 (sku, new, retail)", len(in.table))
+	}
+}
