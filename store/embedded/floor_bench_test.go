@@ -94,16 +94,10 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // openLoaded opens the store name in write mode with w's rows, and one
 // session.
 func openLoaded(b *testing.B, name string, w *workload.Workload) (store.Store, store.Session) {
-	ctx := context.Background()
-	st, err := store.Open(ctx, name, store.Config{Durability: store.DurabilityWrite})
+	st := openSeeded(b, name, store.DurabilityWrite, w)
+	se, err := st.Session(context.Background())
 	if err != nil {
-		b.Fatal(err)
-	}
-	if err := st.Load(ctx, w.Initial); err != nil {
-		b.Fatal(err)
-	}
-	se, err := st.Session(ctx)
-	if err != nil {
+		st.Close()
 		b.Fatal(err)
 	}
 	return st, se

@@ -64,16 +64,11 @@ func BenchmarkParallelSeed(b *testing.B) {
 func benchParallelSeed(b *testing.B, name string, dur store.Durability) {
 	ctx := context.Background()
 	w := seedWorkload(b)
-	st, err := store.Open(ctx, name, store.Config{Durability: dur})
-	if err != nil {
-		b.Fatal(err)
-	}
+	st := openSeeded(b, name, dur, w)
 	defer st.Close()
-	if err := st.Load(ctx, w.Initial); err != nil {
-		b.Fatal(err)
-	}
 	sessions := make([]store.Session, parallelWorkers)
 	for i := range sessions {
+		var err error
 		if sessions[i], err = st.Session(ctx); err != nil {
 			b.Fatal(err)
 		}
@@ -82,6 +77,20 @@ func benchParallelSeed(b *testing.B, name string, dur store.Durability) {
 	for _, se := range sessions {
 		se.Close()
 	}
+}
+
+// openSeeded opens the store name in mode dur with w's rows loaded.
+func openSeeded(b *testing.B, name string, dur store.Durability, w *workload.Workload) store.Store {
+	ctx := context.Background()
+	st, err := store.Open(ctx, name, store.Config{Durability: dur})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := st.Load(ctx, w.Initial); err != nil {
+		st.Close()
+		b.Fatal(err)
+	}
+	return st
 }
 
 // runParallelSeed runs b.N ops of w, cycling, over the sessions, one
