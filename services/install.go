@@ -145,7 +145,8 @@ func aptLockBusy(out []byte) bool {
 
 // runApt runs argv (apt-get, or dpkg) to completion with the output
 // combined, in a session of its own (command), with
-// DEBIAN_FRONTEND=noninteractive. ctx ending interrupts it with SIGINT
+// DEBIAN_FRONTEND=noninteractive and the C locale (LC_ALL=C, LANGUAGE
+// empty: apt's messages in English, which aptLockBusy reads). ctx ending interrupts it with SIGINT
 // and waits for it to exit (killing it only after aptInterruptWait):
 // apt-get then stops downloading, or lets the dpkg run it is in finish,
 // while a SIGKILL in the middle of dpkg leaves the machine's package
@@ -153,7 +154,9 @@ func aptLockBusy(out []byte) bool {
 // 'dpkg --configure -a'"), and every later install failing on it.
 func runApt(ctx context.Context, argv ...string) ([]byte, error) {
 	cmd := command(ctx, nil, "/", argv...)
-	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+	// apt speaks the C locale's English: aptLockBusy reads its message
+	// (the last value of a name in Env wins).
+	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive", "LC_ALL=C", "LANGUAGE=")
 	// Not command's SIGKILL of the whole group: SIGINT to apt-get alone.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
 	// After the SIGINT, Wait waits for the exit, up to aptInterruptWait:
