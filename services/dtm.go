@@ -94,7 +94,7 @@ func patchDTMLoopback(src string) error {
 		}
 		text = strings.Replace(text, call, strings.Replace(call, `":%d"`, `"127.0.0.1:%d"`, 1), 1)
 	}
-	return os.WriteFile(path, []byte(text), 0o644)
+	return writeShared(path, []byte(text))
 }
 
 // redisInstance is the Redis dtm stores on: the one Up starts from the
@@ -129,7 +129,7 @@ GrpcPort: %d
 JsonRpcPort: %d
 LogLevel: warn
 `, rin.port, in.port, in.port+1, in.port+2)
-	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+	if err := writeShared(conf, []byte(text)); err != nil {
 		return 0, err
 	}
 	for _, p := range []int{in.port + 1, in.port + 2} {
@@ -141,7 +141,7 @@ LogLevel: warn
 	if err != nil {
 		return 0, err
 	}
-	if err := os.WriteFile(s.pidFile(in), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+	if err := writeShared(s.pidFile(in), []byte(strconv.Itoa(pid)+"\n")); err != nil {
 		return pid, err
 	}
 	return pid, nil

@@ -24,7 +24,7 @@ func buildGoModule(ctx context.Context, log io.Writer, name, module, version, bi
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+	if err := mkdirShared(filepath.Dir(bin)); err != nil {
 		return "", fmt.Errorf("services: %s: %w", name, err)
 	}
 	lock, err := lockFile(ctx, bin+".lock")

@@ -169,3 +169,42 @@ func runApt(ctx context.Context, argv ...string) ([]byte, error) {
 	}
 	return out, err
 }
+
+// writeShared writes a file services makes for a server (its
+// configuration, its start script, a pid file), mode 0644 whatever the
+// process's umask, and sets that mode on a file an earlier start left: the
+// server reads it as its own user (postgres, mysql, rabbitmq, tarantool),
+// and root's umask of 077 made it unreadable there.
+func writeShared(path string, data []byte) error {
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o644)
+}
+
+// mkdirShared creates dir and its missing parents, each mode 0755 whatever
+// the process's umask (os.MkdirAll's mode passes through it): a server
+// running as its own user must reach its folder through them. Directories
+// that exist keep their mode.
+func mkdirShared(dir string) error {
+	dir = filepath.Clean(dir)
+	if st, err := os.Stat(dir); err == nil {
+		if !st.IsDir() {
+			return &os.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
+		}
+		return nil
+	}
+	if parent := filepath.Dir(dir); parent != dir {
+		if err := mkdirShared(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			// Made by another process meanwhile: its mode is its own.
+			return nil
+		}
+		return err
+	}
+	return os.Chmod(dir, 0o755)
+}

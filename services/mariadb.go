@@ -48,7 +48,7 @@ func (s mariadbServer) start(ctx context.Context, in *instance) (int, error) {
 		return 0, err
 	}
 	setup := filepath.Join(in.dir, "setup.sql")
-	if err := os.WriteFile(setup, []byte(mariadbSetup), 0o644); err != nil {
+	if err := writeShared(setup, []byte(mariadbSetup)); err != nil {
 		return 0, err
 	}
 	data := filepath.Join(in.dir, "data")
@@ -89,7 +89,7 @@ func (s mariadbServer) writeConf(in *instance, d store.Durability) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(in.dir, "my.cnf"), []byte(b.String()), 0o644)
+	return writeShared(filepath.Join(in.dir, "my.cnf"), []byte(b.String()))
 }
 
 // optionFileQuote quotes a value for an option file, where an unquoted

@@ -117,14 +117,14 @@ func (s natsServer) start(ctx context.Context, in *instance) (int, error) {
 		return 0, fmt.Errorf("port %d (the node's cluster port) is taken: %w", s.clusterPort(in), err)
 	}
 	conf := filepath.Join(in.dir, "nats-server.conf")
-	if err := os.WriteFile(conf, []byte(s.config(in)), 0o644); err != nil {
+	if err := writeShared(conf, []byte(s.config(in))); err != nil {
 		return 0, err
 	}
 	pid, err := startBackground(ctx, in.user, in.dir, s.logFile(in), bin, "-c", conf)
 	if err != nil {
 		return 0, err
 	}
-	if err := os.WriteFile(s.pidFile(in), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+	if err := writeShared(s.pidFile(in), []byte(strconv.Itoa(pid)+"\n")); err != nil {
 		return pid, err
 	}
 	return pid, nil

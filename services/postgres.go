@@ -128,7 +128,7 @@ fsync = %s
 synchronous_commit = %s
 %s = on
 `, in.port, confQuote(`"`+strings.ReplaceAll(in.dir, `"`, `""`)+`"`), store.PostgresFsync(d), store.PostgresSynchronousCommit(d), store.PostgresManagedSetting)
-	return os.WriteFile(s.confFile(in), []byte(conf), 0o644)
+	return writeShared(s.confFile(in), []byte(conf))
 }
 
 // postgresDurability is the mode a server's fsync and default

@@ -71,15 +71,15 @@ func (s rabbitmqServer) start(ctx context.Context, in *instance) (int, error) {
 	confText := "listeners.tcp.default = 127.0.0.1:" + strconv.Itoa(in.port) + "\n" +
 		"loopback_users.guest = true\n" +
 		"log.file.level = warning\n"
-	if err := os.WriteFile(conf, []byte(confText), 0o644); err != nil {
+	if err := writeShared(conf, []byte(confText)); err != nil {
 		return 0, err
 	}
 	plugins := filepath.Join(in.dir, "enabled_plugins")
-	if err := os.WriteFile(plugins, []byte("[].\n"), 0o644); err != nil {
+	if err := writeShared(plugins, []byte("[].\n")); err != nil {
 		return 0, err
 	}
 	envFile := filepath.Join(in.dir, "rabbitmq-env.conf")
-	if err := os.WriteFile(envFile, []byte("# written by allot services: every setting comes from the environment\n"), 0o644); err != nil {
+	if err := writeShared(envFile, []byte("# written by allot services: every setting comes from the environment\n")); err != nil {
 		return 0, err
 	}
 	// The node fails on a taken distribution port with an Erlang crash

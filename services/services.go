@@ -151,7 +151,7 @@ func newInstance(cfg *Config, s server) (*instance, error) {
 // makeDir creates the instance's directory, owned by the user the server
 // runs as, and checks that a unix socket path in it fits the kernel limit.
 func (in *instance) makeDir() error {
-	if err := os.MkdirAll(in.dir, 0o755); err != nil {
+	if err := mkdirShared(in.dir); err != nil {
 		return fmt.Errorf("services: creating %s: %w", in.dir, err)
 	}
 	if in.user != nil {
@@ -196,7 +196,7 @@ func Up(ctx context.Context, cfg Config, names ...string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+	if err := mkdirShared(cfg.Dir); err != nil {
 		return fmt.Errorf("services: creating %s: %w", cfg.Dir, err)
 	}
 	if err := ensureInstalled(ctx, &cfg, list); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -47,7 +46,7 @@ func (s tarantoolServer) start(ctx context.Context, in *instance) (int, error) {
 		return 0, err
 	}
 	init := filepath.Join(in.dir, "init.lua")
-	if err := os.WriteFile(init, []byte(b.String()), 0o644); err != nil {
+	if err := writeShared(init, []byte(b.String())); err != nil {
 		return 0, err
 	}
 	// The command returns when box.cfg has forked the instance into the
