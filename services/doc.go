@@ -10,6 +10,10 @@
 // Debian packages when run as root, starts what is not running, waits until
 // a real client connection succeeds, and creates the accounts named by the
 // connection constants (PostgresDSN, MariaDBDSN, RedisAddr, TarantoolAddr).
+// apt runs in the C locale; an `apt-get update` that fails (one broken
+// source) is logged and the install goes on from the lists apt has. The
+// files and folders Up makes for a server are 0644 and 0755 whatever the
+// umask.
 //
 // PostgreSQL and MariaDB run as their system users (postgres, mysql) when
 // we are root, in a folder given to that user. When that user cannot walk

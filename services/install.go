@@ -65,10 +65,7 @@ func ensureInstalled(ctx context.Context, cfg *Config, list []server) error {
 		return err
 	}
 	defer restore()
-	if err := aptGet(ctx, cfg.Log, "update"); err != nil {
-		return err
-	}
-	if err := aptGet(ctx, cfg.Log, append([]string{"install", "--no-install-recommends"}, missing...)...); err != nil {
+	if err := aptInstall(ctx, cfg.Log, missing); err != nil {
 		return err
 	}
 	if missing = missingPackages(list); len(missing) != 0 {
@@ -113,11 +110,36 @@ func missingPackages(list []server) []string {
 	return missing
 }
 
+// aptInstall updates apt's package lists and installs pkgs. A failed
+// update does not stop the install: apt fails an update for one broken
+// source (a third party's repository without a Release file, or whose key
+// expired) though every other source updated. The failure is logged, the
+// install reads the lists apt has, and if it fails as well its error
+// names both.
+func aptInstall(ctx context.Context, log io.Writer, pkgs []string) error {
+	uerr := aptGet(ctx, log, "update")
+	if uerr != nil {
+		if ctx.Err() != nil {
+			return uerr
+		}
+		fmt.Fprintf(log, "warning: %v\ninstalling from the package lists apt has\n", uerr)
+	}
+	err := aptGet(ctx, log, append([]string{"install", "--no-install-recommends"}, pkgs...)...)
+	if err != nil && uerr != nil {
+		return fmt.Errorf("%w\n(the package lists were not updated: %v)", err, uerr)
+	}
+	return err
+}
+
+// aptOptions are more options for every apt-get run (tests: private lists
+// and sources); none in use.
+var aptOptions []string
+
 // aptGet runs apt-get non-interactively with args, and runs it again while
 // it fails on a lock another apt holds (aptLockWait at most). Each try
 // that failed so is logged.
 func aptGet(ctx context.Context, log io.Writer, args ...string) error {
-	argv := append([]string{"apt-get", "-q", "-y", "-o", "DPkg::Lock::Timeout=300"}, args...)
+	argv := append(append([]string{"apt-get", "-q", "-y", "-o", "DPkg::Lock::Timeout=300"}, aptOptions...), args...)
 	deadline := time.Now().Add(aptLockWait)
 	for {
 		out, err := runApt(ctx, argv...)
