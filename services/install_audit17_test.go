@@ -36,22 +36,7 @@ func (w *signalWriter) Write(p []byte) (int, error) {
 // no sources, so it touches nothing of the machine's apt and needs no
 // network; the test holds that folder's lock as apt does (fcntl).
 func TestAudit17AptUpdateWaitsForTheListsLock(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("apt-get update runs as root only")
-	}
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		t.Skip("no apt-get")
-	}
-	dir := t.TempDir()
-	for _, d := range []string{"lists/partial", "cache/archives/partial", "parts"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sources := filepath.Join(dir, "sources.list")
-	if err := os.WriteFile(sources, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, opts := privateApt(t, "")
 	lock, err := os.OpenFile(filepath.Join(dir, "lists", "lock"), os.O_RDWR|os.O_CREATE, 0o640)
 	if err != nil {
 		t.Fatal(err)
@@ -66,8 +51,7 @@ func TestAudit17AptUpdateWaitsForTheListsLock(t *testing.T) {
 	log := &signalWriter{want: "trying again", seen: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() {
-		done <- aptGet(ctx, log, "-o", "Dir::State::Lists="+filepath.Join(dir, "lists"), "-o", "Dir::Cache="+filepath.Join(dir, "cache"),
-			"-o", "Dir::Etc::SourceList="+sources, "-o", "Dir::Etc::SourceParts="+filepath.Join(dir, "parts"), "update")
+		done <- aptGet(ctx, log, append(opts, "update")...)
 	}()
 	select {
 	case err := <-done:

@@ -19,32 +19,17 @@ import (
 // repository without a Release file), so they touch nothing of the
 // machine's apt and need no network.
 func TestAudit21AFailedUpdateDoesNotStopTheInstall(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("apt-get update runs as root only")
-	}
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		t.Skip("no apt-get")
-	}
 	dir := t.TempDir()
-	for _, d := range []string{"lists/partial", "cache/archives/partial", "parts", "repo"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "repo", "Packages"), nil, 0o644); err != nil {
+	repo := filepath.Join(dir, "repo")
+	if err := os.MkdirAll(repo, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sources := filepath.Join(dir, "sources.list")
-	if err := os.WriteFile(sources, []byte("deb file:"+filepath.Join(dir, "repo")+" ./\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(repo, "Packages"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	_, opts := privateApt(t, "deb file:"+repo+" ./\n")
 	old := aptOptions
-	aptOptions = []string{
-		"-o", "Dir::State::Lists=" + filepath.Join(dir, "lists"),
-		"-o", "Dir::Cache=" + filepath.Join(dir, "cache"),
-		"-o", "Dir::Etc::sourcelist=" + sources,
-		"-o", "Dir::Etc::sourceparts=" + filepath.Join(dir, "parts"),
-	}
+	aptOptions = opts
 	defer func() { aptOptions = old }()
 	ctx := context.Background()
 
@@ -67,5 +52,35 @@ func TestAudit21AFailedUpdateDoesNotStopTheInstall(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the error does not say %q:\n%v", want, err)
 		}
+	}
+}
+
+// privateApt makes apt lists, cache and sources of a test's own (the
+// sources list holding sources) and returns their folder and the options
+// that point apt-get at them: its runs touch nothing of the machine's apt.
+// It skips unless root, with apt-get.
+func privateApt(t *testing.T, sources string) (dir string, opts []string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("apt-get update runs as root only")
+	}
+	if _, err := exec.LookPath("apt-get"); err != nil {
+		t.Skip("no apt-get")
+	}
+	dir = t.TempDir()
+	for _, d := range []string{"lists/partial", "cache/archives/partial", "parts"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := filepath.Join(dir, "sources.list")
+	if err := os.WriteFile(list, []byte(sources), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, []string{
+		"-o", "Dir::State::Lists=" + filepath.Join(dir, "lists"),
+		"-o", "Dir::Cache=" + filepath.Join(dir, "cache"),
+		"-o", "Dir::Etc::SourceList=" + list,
+		"-o", "Dir::Etc::SourceParts=" + filepath.Join(dir, "parts"),
 	}
 }
