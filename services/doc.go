@@ -11,7 +11,9 @@
 // a real client connection succeeds, and creates the accounts named by the
 // connection constants (PostgresDSN, MariaDBDSN, RedisAddr, TarantoolAddr).
 // apt runs in the C locale; an `apt-get update` that fails (one broken
-// source) is logged and the install goes on from the lists apt has. The
+// source) is logged and the install goes on from the lists apt has; when
+// the install of every missing package fails, each server's are installed
+// apart, and only a server whose packages cannot be had is not started. The
 // files and folders Up makes for a server are 0644 and 0755 whatever the
 // umask.
 //

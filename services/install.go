@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -34,22 +35,54 @@ const (
 var aptInterruptWait = 5 * time.Minute
 
 // ensureInstalled installs the Debian packages of every server in list that
-// is missing. Only root can; anyone else gets an error naming the packages.
-// Installs are serialised across processes by one machine-wide lock file
-// (not one per Config.Dir: two directories' tests install at once too), so
-// that a second apt-get does not fail on apt's own locks.
+// is missing, and returns why any is still missing (nil: all installed).
 func ensureInstalled(ctx context.Context, cfg *Config, list []server) error {
+	why := installMissing(ctx, cfg, list)
+	var errs []error
+	for _, s := range list {
+		if err := why[s.name()]; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// installMissing installs the Debian packages of every server in list that
+// is missing, and returns, by server name, why a server's packages are
+// still missing (none: every server is installed). Only root can install;
+// anyone else gets an error naming the packages. Installs are serialised
+// across processes by one machine-wide lock file (not one per Config.Dir:
+// two directories' tests install at once too), so that a second apt-get
+// does not fail on apt's own locks. apt installs all or nothing: when the
+// install of every missing package fails, each server's packages are
+// installed apart, so that one package no source has (a server a Debian
+// release dropped) keeps only its own server from starting.
+func installMissing(ctx context.Context, cfg *Config, list []server) map[string]error {
+	why := map[string]error{}
+	each := func(err error) map[string]error {
+		for _, s := range list {
+			if !s.installed() {
+				why[s.name()] = err
+			}
+		}
+		return why
+	}
 	missing := missingPackages(list)
 	if len(missing) == 0 {
 		return nil
 	}
 	if os.Geteuid() != 0 {
-		return fmt.Errorf("services: not installed: %s; run allot as root to install them, or install them yourself: apt-get install -y %s",
-			strings.Join(missing, ", "), strings.Join(missing, " "))
+		for _, s := range list {
+			if !s.installed() {
+				why[s.name()] = fmt.Errorf("services: %s: not installed: %s; run allot as root to install them, or install them yourself: apt-get install -y %s",
+					s.name(), strings.Join(s.packages(), ", "), strings.Join(s.packages(), " "))
+			}
+		}
+		return why
 	}
 	lock, err := lockFile(ctx, filepath.Join(os.TempDir(), "allot-services-install.lock"))
 	if err != nil {
-		return err
+		return each(err)
 	}
 	defer lock.unlock()
 	// Another process may have installed them while we waited.
@@ -62,16 +95,46 @@ func ensureInstalled(ctx context.Context, cfg *Config, list []server) error {
 	// ports from their install scripts. Forbid that while we install.
 	restore, err := forbidServiceStarts(policyRCPath)
 	if err != nil {
-		return err
+		return each(err)
 	}
 	defer restore()
 	if err := aptInstall(ctx, cfg.Log, missing); err != nil {
-		return err
+		apart := map[string][]string{}
+		for _, s := range list {
+			if !s.installed() {
+				apart[s.name()] = s.packages()
+			}
+		}
+		if len(apart) < 2 || ctx.Err() != nil {
+			return each(err)
+		}
+		fmt.Fprintf(cfg.Log, "apt-get could not install them together; installing each server's packages apart\n")
+		why = installApart(ctx, cfg.Log, apart)
 	}
-	if missing = missingPackages(list); len(missing) != 0 {
-		return fmt.Errorf("services: apt-get installed %s but their binaries are still not found", strings.Join(missing, ", "))
+	for _, s := range list {
+		if !s.installed() && why[s.name()] == nil {
+			why[s.name()] = fmt.Errorf("services: %s: apt-get installed %s but its binaries are still not found", s.name(), strings.Join(s.packages(), ", "))
+		}
 	}
-	return nil
+	return why
+}
+
+// installApart installs each group of pkgs (by server name) with an
+// apt-get of its own, in name order, and returns why each group that
+// failed did.
+func installApart(ctx context.Context, log io.Writer, pkgs map[string][]string) map[string]error {
+	why := map[string]error{}
+	names := make([]string, 0, len(pkgs))
+	for name := range pkgs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := aptGet(ctx, log, append([]string{"install", "--no-install-recommends"}, pkgs[name]...)...); err != nil {
+			why[name] = err
+		}
+	}
+	return why
 }
 
 // policyRC is the policy-rc.d that forbidServiceStarts writes.

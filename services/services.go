@@ -187,7 +187,9 @@ func (in *instance) pid() (int, string, error) {
 
 // Up starts the named servers (all when none is named) and returns when
 // each answers a client connection. It is idempotent. Missing Debian
-// packages are installed first when running as root.
+// packages are installed first when running as root; a server whose
+// packages cannot be installed is not started, the others are, and the
+// error names it.
 func Up(ctx context.Context, cfg Config, names ...string) error {
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -199,11 +201,15 @@ func Up(ctx context.Context, cfg Config, names ...string) error {
 	if err := mkdirShared(cfg.Dir); err != nil {
 		return fmt.Errorf("services: creating %s: %w", cfg.Dir, err)
 	}
-	if err := ensureInstalled(ctx, &cfg, list); err != nil {
-		return err
-	}
+	// A server whose packages could not be installed is not started; the
+	// others are.
+	notInstalled := installMissing(ctx, &cfg, list)
 	var errs []error
 	for _, s := range list {
+		if err := notInstalled[s.name()]; err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		if err := locked(ctx, &cfg, s, func(in *instance) error { return upOne(ctx, in) }); err != nil {
 			errs = append(errs, err)
 		}

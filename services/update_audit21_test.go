@@ -84,3 +84,28 @@ func privateApt(t *testing.T, sources string) (dir string, opts []string) {
 		"-o", "Dir::Etc::SourceParts=" + filepath.Join(dir, "parts"),
 	}
 }
+
+// TestAudit21OneMissingPackageDoesNotStopTheOthers: apt installs all or
+// nothing, so one package no source has (a server a Debian release
+// dropped) kept every other server's packages from installing, and `up`
+// started nothing. The servers' packages are installed apart after the
+// install of them all failed: the ones apt has are installed, and the
+// error is the missing one's alone.
+func TestAudit21OneMissingPackageDoesNotStopTheOthers(t *testing.T) {
+	_, opts := privateApt(t, "")
+	old := aptOptions
+	aptOptions = opts
+	defer func() { aptOptions = old }()
+	ctx := context.Background()
+	var log strings.Builder
+	if err := aptInstall(ctx, &log, []string{"coreutils", "allot-no-such-package"}); err == nil {
+		t.Fatal("apt installed a package no source has")
+	}
+	errs := installApart(ctx, &log, map[string][]string{"coreutils": {"coreutils"}, "missing": {"allot-no-such-package"}})
+	if err := errs["coreutils"]; err != nil {
+		t.Errorf("the package apt has, installed apart: %v", err)
+	}
+	if err := errs["missing"]; err == nil || !strings.Contains(err.Error(), "allot-no-such-package") {
+		t.Errorf("the package no source has, installed apart: %v", err)
+	}
+}
