@@ -231,8 +231,9 @@ func aptLockBusy(out []byte) bool {
 // runApt runs argv (apt-get, or dpkg) to completion with the output
 // combined, in a session of its own (command), with
 // DEBIAN_FRONTEND=noninteractive and the C locale (LC_ALL=C, LANGUAGE
-// empty: apt's messages in English, which aptLockBusy reads). ctx ending interrupts it with SIGINT
-// and waits for it to exit (killing it only after aptInterruptWait):
+// empty: apt's messages in English, which aptLockBusy reads). ctx ending
+// interrupts it with SIGINT and waits for it to exit (killing it only
+// after aptInterruptWait):
 // apt-get then stops downloading, or lets the dpkg run it is in finish,
 // while a SIGKILL in the middle of dpkg leaves the machine's package
 // database half-written ("dpkg was interrupted, you must manually run
@@ -257,9 +258,9 @@ func runApt(ctx context.Context, argv ...string) ([]byte, error) {
 
 // writeShared writes a file services makes for a server (its
 // configuration, its start script, a pid file), mode 0644 whatever the
-// process's umask, and sets that mode on a file an earlier start left: the
-// server reads it as its own user (postgres, mysql, rabbitmq, tarantool),
-// and root's umask of 077 made it unreadable there.
+// process's umask, and sets that mode on a file an earlier start left: a
+// server may read it as its own user (PostgreSQL and MariaDB do), and
+// root's umask of 077 made it unreadable there.
 func writeShared(path string, data []byte) error {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		return err
