@@ -163,13 +163,7 @@ func TestHistoryPagedAudit13(t *testing.T) {
 // page now, shows the newest 100 and offers older runs; asked for them,
 // it shows all 150 and offers no more. No request of its is unpaged.
 func TestPageHistoryPagedAudit13(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("node is not installed")
-		}
-		t.Skip("node is not installed")
-	}
+	node := nodeOrSkip(t)
 	dir := t.TempDir()
 	ids := writeHistory(t, dir, 150)
 	s, _, _ := newTestService(t, Config{DataDir: dir})

@@ -289,6 +289,11 @@ func (s *Service) serveCancel(w http.ResponseWriter, r *http.Request) {
 //
 // A stream silent for EventKeepalive gets a comment line, so that a
 // proxy does not cut it as idle.
+// behindNote is the comment that ends the stream of a reader more than
+// subscriptionDepth samples behind: the page reconnects at once on it,
+// as it does not after a drop.
+var behindNote = ": more than " + strconv.Itoa(subscriptionDepth) + " samples behind the live stream: reconnect with Last-Event-ID for the samples after it\n\n"
+
 func (s *Service) serveEvents(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	after := 0
@@ -371,7 +376,7 @@ func (s *Service) serveEvents(w http.ResponseWriter, r *http.Request) {
 				// (or will: the run goes on).
 				rec, found := s.Get(id)
 				if found && (rec.State == StateQueued || rec.State == StateRunning || after < lastSeq(rec.Series)) {
-					write(": more than " + strconv.Itoa(subscriptionDepth) + " samples behind the live stream: reconnect with Last-Event-ID for the samples after it\n\n")
+					write(behindNote)
 					return
 				}
 				send(0, "end", map[string]any{"id": rec.ID, "state": rec.State, "error": rec.Error, "results": len(rec.Results)})

@@ -64,8 +64,9 @@
 
   // Live run: server-sent events read from a fetch stream. A stream that
   // drops before the run's end (a proxy restarting, a laptop waking up,
-  // the service restarted, or the service ending it because the page
-  // fell behind its samples) is opened again after 1, 2, 4 ... 30 s, with
+  // the service restarted) is opened again after 1, 2, 4 ... 30 s, and
+  // one the service ended because the page fell behind its samples at
+  // once (see reconnect), with
   // the last sample's id as Last-Event-ID: the service sends only the
   // samples after it, or "reset" and the whole series when that sample
   // has since been merged into an older point.
@@ -86,10 +87,12 @@
     root.dataset.liveRun = id;
     root.dataset.liveState = "running";
     root.dataset.liveReconnects = "0";
+    root.dataset.liveCatchUps = "0";
     stream(live);
     pollProgress(id);
   }
   function stream(w) {
+    w.behind = false; w.fresh = 0;
     var h = headers(false);
     if (w.lastID) h["Last-Event-ID"] = w.lastID;
     fetch("/v1/runs/" + w.id + "/events", { headers: h, signal: w.abort.signal }).then(function (r) {
@@ -109,6 +112,17 @@
   }
   function reconnect(w, e) {
     if (w !== live || w.ended) return;
+    // The service ended the stream because the page fell behind its
+    // samples (its comment says so): nothing failed, the samples after the
+    // last one are asked for at once. Only after a stream that brought
+    // samples: one that ends so at once is waited for as after a drop.
+    if (!e && w.behind && w.fresh > 0) {
+      w.retries = 0;
+      root.dataset.liveCatchUps = String(Number(root.dataset.liveCatchUps || "0") + 1);
+      setStatus("run " + w.id + ": catching up with the live stream", false);
+      stream(w);
+      return;
+    }
     // A run that is gone, a token refused or a request refused does not
     // get better by asking again.
     if (e && (e.status === 400 || e.status === 401 || e.status === 404)) { setStatus(String(e.message), true); return; }
@@ -125,6 +139,7 @@
       if (line.indexOf("event: ") === 0) name = line.slice(7);
       else if (line.indexOf("data: ") === 0) data += line.slice(6);
       else if (line.indexOf("id: ") === 0) id = line.slice(4);
+      else if (line.indexOf(": more than ") === 0 && line.indexOf("behind the live stream") > 0) w.behind = true;
     });
     if (!data) return;
     var ev = JSON.parse(data);
@@ -133,6 +148,7 @@
       drawLive();
     } else if (name === "sample") {
       if (id) w.lastID = id;
+      w.fresh++;
       if (w.retries) { w.retries = 0; setStatus("run " + w.id + ": event stream resumed", false); }
       live.t.push(ev.t); live.ops.push(ev.ops_per_sec); live.p99.push(ev.p99_ms);
       if (live.t.length > livePointsMax) {

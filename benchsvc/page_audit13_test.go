@@ -1,13 +1,10 @@
 package benchsvc
 
 import (
-	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -16,17 +13,35 @@ import (
 )
 
 // cutStream is an event stream whose connection drops after samples
-// sample events, as when a proxy restarts or a laptop sleeps.
+// sample events, as when a proxy restarts or a laptop sleeps; or, with
+// behind set, that the service ends then as it ends the stream of a
+// reader fallen too far behind: its comment (behindNote), then a clean end
+// of the response, when it calls behind.
 type cutStream struct {
 	http.ResponseWriter
 	samples int
 	sent    int
+	behind  func()
+	ended   bool
 }
 
+var errEndedBehind = errors.New("the stream ended behind")
+
 func (c *cutStream) Write(p []byte) (int, error) {
+	if c.ended {
+		return 0, errEndedBehind
+	}
 	if c.sent >= c.samples {
-		// net/http drops the connection, mid-stream.
-		panic(http.ErrAbortHandler)
+		if c.behind == nil {
+			// net/http drops the connection, mid-stream.
+			panic(http.ErrAbortHandler)
+		}
+		// The handler's write fails and it returns: the response ends.
+		c.ended = true
+		c.ResponseWriter.Write([]byte(behindNote))
+		c.Flush()
+		c.behind()
+		return 0, errEndedBehind
 	}
 	c.sent += strings.Count(string(p), "event: sample")
 	return c.ResponseWriter.Write(p)
@@ -46,13 +61,7 @@ func (c *cutStream) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 // started one more history timer each time (the page then polled the
 // history twice as often, three times, ...): it keeps one.
 func TestPageReconnectsEventStreamAudit13(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("node is not installed")
-		}
-		t.Skip("node is not installed")
-	}
+	node := nodeOrSkip(t)
 	s, _, _ := newTestService(t, Config{EventInterval: 50 * time.Millisecond})
 	var mu sync.Mutex
 	var lastIDs []string // the Last-Event-ID of each events request
@@ -85,24 +94,7 @@ func TestPageReconnectsEventStreamAudit13(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, node, filepath.Join("testdata", "page_harness.js"), srv.URL, "page.js").Output()
-	if err != nil {
-		t.Fatalf("node: %v\n%s", err, out)
-	}
-	var page struct {
-		T          []float64 `json:"t"`
-		State      string    `json:"state"`
-		Reconnects int       `json:"reconnects"`
-		Progress   string    `json:"progress"`
-		Timers     int       `json:"historyTimers"`
-		Error      string    `json:"error"`
-		Status     string    `json:"status"`
-	}
-	if err := json.Unmarshal(out, &page); err != nil {
-		t.Fatalf("the harness printed %q: %v", out, err)
-	}
+	page := runPageHarness(t, node, srv.URL)
 	final := waitState(t, s, rec.ID)
 	mu.Lock()
 	ids := slices.Clone(lastIDs)
@@ -122,11 +114,5 @@ func TestPageReconnectsEventStreamAudit13(t *testing.T) {
 	if page.Timers != 1 {
 		t.Errorf("after two changes of the token the page has %d history timers, want 1", page.Timers)
 	}
-	want := make([]float64, len(final.Series))
-	for i, p := range final.Series {
-		want[i] = p.T
-	}
-	if !slices.Equal(page.T, want) {
-		t.Errorf("the page's chart has %d points %v,\nthe run's series %d %v: a sample missing or twice", len(page.T), page.T, len(want), want)
-	}
+	chartHoldsSeries(t, page.T, final.Series)
 }

@@ -1,11 +1,7 @@
 package benchsvc
 
 import (
-	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -18,36 +14,14 @@ import (
 // as many points as the run's series (seriesRecentMax + seriesOlderMax,
 // so that the replay a stream starts with fits whole), the newest.
 func TestPageChartBoundedAudit14(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("node is not installed")
-		}
-		t.Skip("node is not installed")
-	}
+	node := nodeOrSkip(t)
 	s, srv, _ := newTestService(t, Config{EventInterval: 2 * time.Millisecond})
 	// 3,000 ticks, want over 1,200 samples: a loaded machine drops ticks.
 	rec, err := s.Submit(json.RawMessage(`{}`), []string{"--duration=6s"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, node, filepath.Join("testdata", "page_harness.js"), srv.URL, "page.js").Output()
-	if err != nil {
-		t.Fatalf("node: %v\n%s", err, out)
-	}
-	var page struct {
-		T          []float64 `json:"t"`
-		PointsMax  int       `json:"pointsMax"`
-		State      string    `json:"state"`
-		Reconnects int       `json:"reconnects"`
-		Error      string    `json:"error"`
-		Status     string    `json:"status"`
-	}
-	if err := json.Unmarshal(out, &page); err != nil {
-		t.Fatalf("the harness printed %q: %v", out, err)
-	}
+	page := runPageHarness(t, node, srv.URL)
 	final := waitState(t, s, rec.ID)
 	if page.Error != "" {
 		t.Fatalf("%s (page status %q)", page.Error, page.Status)

@@ -8,7 +8,8 @@
 // fill (or 10 s more), changes the token twice as a user would, then
 // prints one JSON line: the live chart's x values (seconds), the most
 // points the page ever gave a chart (the length of its longest array),
-// the run's end state as the page saw it, its reconnect count, the
+// the run's end state as the page saw it, its reconnect count (after a
+// drop) and catch-up count (after the service ended a stream behind), the
 // progress bar's width, and how many history timers the page has set. A
 // page that never sees the end within 30 s prints {"error": ...}.
 "use strict";
@@ -50,7 +51,7 @@ const poll = setInterval(() => {
     token.value = "one"; token.handlers.change();
     token.value = ""; token.handlers.change();
     setTimeout(() => {
-      console.log(JSON.stringify({ t: chartX, pointsMax, state, reconnects: Number(root.dataset.liveReconnects || 0), progress, historyTimers }));
+      console.log(JSON.stringify({ t: chartX, pointsMax, state, reconnects: Number(root.dataset.liveReconnects || 0), catchUps: Number(root.dataset.liveCatchUps || 0), progress, historyTimers }));
       process.exit(0);
     }, 500);
     return;
