@@ -268,6 +268,11 @@ func (s *Service) serveCancel(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// behindNote is the comment that ends the stream of a reader more than
+// subscriptionDepth samples behind: the page reconnects at once on it,
+// as it does not after a drop.
+var behindNote = ": more than " + strconv.Itoa(subscriptionDepth) + " samples behind the live stream: reconnect with Last-Event-ID for the samples after it\n\n"
+
 // serveEvents streams a run's samples as server-sent events: first the
 // series so far, then one sample per interval while it runs, then an
 // "end" event with the run's final state. A sample's id is its number in
@@ -289,11 +294,6 @@ func (s *Service) serveCancel(w http.ResponseWriter, r *http.Request) {
 //
 // A stream silent for EventKeepalive gets a comment line, so that a
 // proxy does not cut it as idle.
-// behindNote is the comment that ends the stream of a reader more than
-// subscriptionDepth samples behind: the page reconnects at once on it,
-// as it does not after a drop.
-var behindNote = ": more than " + strconv.Itoa(subscriptionDepth) + " samples behind the live stream: reconnect with Last-Event-ID for the samples after it\n\n"
-
 func (s *Service) serveEvents(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	after := 0
