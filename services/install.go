@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -58,36 +57,36 @@ func ensureInstalled(ctx context.Context, cfg *Config, list []server) error {
 // installed apart, so that one package no source has (a server a Debian
 // release dropped) keeps only its own server from starting.
 func installMissing(ctx context.Context, cfg *Config, list []server) map[string]error {
+	todo := notInstalled(list)
+	if len(todo) == 0 {
+		return nil
+	}
 	why := map[string]error{}
-	each := func(err error) map[string]error {
-		for _, s := range list {
-			if !s.installed() {
-				why[s.name()] = err
-			}
+	all := func(err error) map[string]error {
+		for _, s := range todo {
+			why[s.name()] = err
 		}
 		return why
 	}
-	missing := missingPackages(list)
-	if len(missing) == 0 {
-		return nil
-	}
 	if os.Geteuid() != 0 {
-		for _, s := range list {
-			if !s.installed() {
-				why[s.name()] = fmt.Errorf("services: %s: not installed: %s; run allot as root to install them, or install them yourself: apt-get install -y %s",
-					s.name(), strings.Join(s.packages(), ", "), strings.Join(s.packages(), " "))
-			}
+		for _, s := range todo {
+			why[s.name()] = fmt.Errorf("services: %s: not installed: %s; run allot as root to install them, or install them yourself: apt-get install -y %s",
+				s.name(), strings.Join(s.packages(), ", "), strings.Join(s.packages(), " "))
 		}
 		return why
 	}
 	lock, err := lockFile(ctx, filepath.Join(os.TempDir(), "allot-services-install.lock"))
 	if err != nil {
-		return each(err)
+		return all(err)
 	}
 	defer lock.unlock()
 	// Another process may have installed them while we waited.
-	if missing = missingPackages(list); len(missing) == 0 {
+	if todo = notInstalled(list); len(todo) == 0 {
 		return nil
+	}
+	var missing []string
+	for _, s := range todo {
+		missing = append(missing, s.packages()...)
 	}
 	fmt.Fprintf(cfg.Log, "installing %s (apt-get)\n", strings.Join(missing, " "))
 
@@ -95,23 +94,17 @@ func installMissing(ctx context.Context, cfg *Config, list []server) map[string]
 	// ports from their install scripts. Forbid that while we install.
 	restore, err := forbidServiceStarts(policyRCPath)
 	if err != nil {
-		return each(err)
+		return all(err)
 	}
 	defer restore()
 	if err := aptInstall(ctx, cfg.Log, missing); err != nil {
-		apart := map[string][]string{}
-		for _, s := range list {
-			if !s.installed() {
-				apart[s.name()] = s.packages()
-			}
-		}
-		if len(apart) < 2 || ctx.Err() != nil {
-			return each(err)
+		if len(todo) < 2 || ctx.Err() != nil {
+			return all(err)
 		}
 		fmt.Fprintf(cfg.Log, "apt-get could not install them together; installing each server's packages apart\n")
-		why = installApart(ctx, cfg.Log, apart)
+		why = installApart(ctx, cfg.Log, todo)
 	}
-	for _, s := range list {
+	for _, s := range todo {
 		if !s.installed() && why[s.name()] == nil {
 			why[s.name()] = fmt.Errorf("services: %s: apt-get installed %s but its binaries are still not found", s.name(), strings.Join(s.packages(), ", "))
 		}
@@ -119,19 +112,13 @@ func installMissing(ctx context.Context, cfg *Config, list []server) map[string]
 	return why
 }
 
-// installApart installs each group of pkgs (by server name) with an
-// apt-get of its own, in name order, and returns why each group that
-// failed did.
-func installApart(ctx context.Context, log io.Writer, pkgs map[string][]string) map[string]error {
+// installApart installs each server's packages with an apt-get of its
+// own, in order, and returns, by server name, why each that failed did.
+func installApart(ctx context.Context, log io.Writer, servers []server) map[string]error {
 	why := map[string]error{}
-	names := make([]string, 0, len(pkgs))
-	for name := range pkgs {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if err := aptGet(ctx, log, append([]string{"install", "--no-install-recommends"}, pkgs[name]...)...); err != nil {
-			why[name] = err
+	for _, s := range servers {
+		if err := aptGet(ctx, log, append([]string{"install", "--no-install-recommends"}, s.packages()...)...); err != nil {
+			why[s.name()] = err
 		}
 	}
 	return why
@@ -161,16 +148,15 @@ func forbidServiceStarts(path string) (restore func(), err error) {
 	return func() { os.Remove(path) }, nil
 }
 
-// missingPackages lists the packages of the servers whose binaries are not
-// there.
-func missingPackages(list []server) []string {
-	var missing []string
+// notInstalled lists the servers of list whose binaries are not there.
+func notInstalled(list []server) []server {
+	var todo []server
 	for _, s := range list {
 		if !s.installed() {
-			missing = append(missing, s.packages()...)
+			todo = append(todo, s)
 		}
 	}
-	return missing
+	return todo
 }
 
 // aptInstall updates apt's package lists and installs pkgs. A failed

@@ -101,7 +101,10 @@ func TestAudit21OneMissingPackageDoesNotStopTheOthers(t *testing.T) {
 	if err := aptInstall(ctx, &log, []string{"coreutils", "allot-no-such-package"}); err == nil {
 		t.Fatal("apt installed a package no source has")
 	}
-	errs := installApart(ctx, &log, map[string][]string{"coreutils": {"coreutils"}, "missing": {"allot-no-such-package"}})
+	errs := installApart(ctx, &log, []server{
+		packagesOnly{redisServer{}, "coreutils", []string{"coreutils"}},
+		packagesOnly{redisServer{}, "missing", []string{"allot-no-such-package"}},
+	})
 	if err := errs["coreutils"]; err != nil {
 		t.Errorf("the package apt has, installed apart: %v", err)
 	}
@@ -109,3 +112,14 @@ func TestAudit21OneMissingPackageDoesNotStopTheOthers(t *testing.T) {
 		t.Errorf("the package no source has, installed apart: %v", err)
 	}
 }
+
+// packagesOnly is a server named n whose packages are pkgs, for the
+// installer alone.
+type packagesOnly struct {
+	server
+	n    string
+	pkgs []string
+}
+
+func (p packagesOnly) name() string       { return p.n }
+func (p packagesOnly) packages() []string { return p.pkgs }
