@@ -80,10 +80,13 @@ type respLoop struct {
 	authDue []*respConn
 	poked   bool // wake is written and not yet read
 	exited  bool // run returned: epfd and wake are closed
+	// done is closed once run has returned, its epoll set and eventfd
+	// closed: Shutdown waits for it.
+	done chan struct{}
 }
 
 func newRESPLoop(s *Server) (*respLoop, error) {
-	l := &respLoop{s: s, conns: map[int32]*respConn{}}
+	l := &respLoop{s: s, conns: map[int32]*respConn{}, done: make(chan struct{})}
 	var err error
 	if l.epfd, l.wake, err = epoll.Open(); err != nil {
 		return nil, fmt.Errorf("server: RESP loop: %w", err)
@@ -154,6 +157,9 @@ func (l *respLoop) signal() {
 	l.pokeLocked()
 	l.mu.Unlock()
 }
+
+// wait waits until run has returned.
+func (l *respLoop) wait() { <-l.done }
 
 // pokeLocked writes the eventfd unless it is written and not yet read.
 func (l *respLoop) pokeLocked() {
@@ -226,10 +232,14 @@ func (l *respLoop) enqueue(list *[]*respConn, c *respConn) {
 func (l *respLoop) run() {
 	runtime.LockOSThread()
 	defer func() {
+		if testLoopExitHook != nil {
+			testLoopExitHook()
+		}
 		l.mu.Lock()
 		l.exited = true
 		l.close()
 		l.mu.Unlock()
+		close(l.done)
 	}()
 	events := make([]syscall.EpollEvent, 256)
 	for {
@@ -314,10 +324,13 @@ func (l *respLoop) signalled() (done bool) {
 }
 
 // Seen by tests, set before a server starts: every epoll_ctl the loops
-// make (its op), and every event a loop takes (its socket).
+// make (its op), every event a loop takes (its socket), a loop's return.
 var (
 	testEpollCtlHook func(op int)
 	testEventHook    func(fd int32)
+	// testLoopExitHook runs as the loop returns, before it closes its
+	// epoll set.
+	testLoopExitHook func()
 )
 
 // watch puts c's socket in the epoll set, unless it is still there (a

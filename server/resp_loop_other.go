@@ -20,6 +20,7 @@ func newRESPLoop(*Server) (*respLoop, error)               { return nil, errNoLo
 func (*respLoop) close()                                   {}
 func (*respLoop) run()                                     {}
 func (*respLoop) signal()                                  {}
+func (*respLoop) wait()                                    {}
 func (*respLoop) add(*respConn)                            {}
 func adoptFD(net.Conn) (int, error)                        { return -1, errNoLoop }
 func newLoopConn(*Server, *respLoop, int, int64) *respConn { return nil }

@@ -238,8 +238,9 @@ func (s *Server) connGone(c *respConn, end func()) {
 
 // Shutdown stops accepting, wakes every idle connection, lets connections
 // finish the commands they have already read (replies included), and waits
-// for them and for in-flight HTTP requests. When ctx ends first it closes
-// what is left and returns ctx's error. The engine is left open.
+// for them, for in-flight HTTP requests and for the RESP event loop to
+// return. When ctx ends first it closes what is left and returns ctx's
+// error. The engine is left open.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closing {
@@ -254,8 +255,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for c := range s.conns {
 		c.wake()
 	}
-	if s.loop != nil {
-		s.loop.signal() // it closes its idle connections, then returns
+	loop := s.loop
+	if loop != nil {
+		loop.signal() // it closes its idle connections, then returns
 	}
 	s.mu.Unlock()
 
@@ -280,12 +282,28 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		s.mu.Unlock()
 		<-done
+		waitLoop(loop)
 		return fmt.Errorf("server: shutdown: %w", ctx.Err())
 	}
+	waitLoop(loop)
 	if httpErr != nil {
 		return fmt.Errorf("server: HTTP shutdown: %w", httpErr)
 	}
 	return nil
+}
+
+// waitLoop waits for the RESP event loop, if any, to return, once every
+// connection is gone: nothing of the server runs after Shutdown, and the
+// loop's epoll set and eventfd are closed. The loop returns at its next
+// signal once it has no connection left (it never waits for a client or
+// the disk), so it is signalled once more: its last connection may have
+// closed outside a signal (TestAudit22ShutdownWaitsForTheLoop).
+func waitLoop(l *respLoop) {
+	if l == nil {
+		return
+	}
+	l.signal()
+	l.wait()
 }
 
 // HTTP bounds: a client that trickles its request or never reads the
