@@ -29,7 +29,7 @@ type Browser struct {
 	toB     *os.File
 	fromB   *os.File
 	session string
-	stderr  bytes.Buffer
+	stderr  lockedBuffer
 
 	mu      sync.Mutex
 	nextID  int64
@@ -100,6 +100,26 @@ func Launch(ctx context.Context, bin, profileDir string, width, height int) (*Br
 		return nil, err
 	}
 	return b, nil
+}
+
+// lockedBuffer is the browser's stderr: exec's copying goroutine writes it
+// while read may take its text (the pipe closed before the browser's last
+// words), so both hold mu.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func (b *Browser) read() {
