@@ -1,29 +1,14 @@
 package benchsvc
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 	"testing"
+
+	"allot/internal/syncbuf"
 )
 
 // syncBuffer is a log the service's goroutines may write at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 // The log line of a cancelled run read "run <id> cancelled cancelled":
 // the state, then the error that only repeats it. A finished run's line

@@ -9,13 +9,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"allot/engine"
+	"allot/internal/syncbuf"
 	"allot/inventory"
 	"allot/relay"
 	"allot/server"
@@ -324,22 +324,7 @@ func TestRelayAuditChannelClosedIsNamed(t *testing.T) {
 }
 
 // syncBuffer is a bytes.Buffer safe for a logger and a test at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 // A checkpoint that cannot be written (its directory is missing) is found
 // before anything is published: the relay stops, naming it, with nothing

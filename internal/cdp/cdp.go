@@ -10,7 +10,6 @@ package cdp
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -21,6 +20,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"allot/internal/syncbuf"
 )
 
 // Browser is a running Chromium with one page attached.
@@ -29,7 +30,7 @@ type Browser struct {
 	toB     *os.File
 	fromB   *os.File
 	session string
-	stderr  lockedBuffer
+	stderr  syncbuf.Buffer // exec's goroutine writes it while read may take its text
 
 	mu      sync.Mutex
 	nextID  int64
@@ -100,26 +101,6 @@ func Launch(ctx context.Context, bin, profileDir string, width, height int) (*Br
 		return nil, err
 	}
 	return b, nil
-}
-
-// lockedBuffer is the browser's stderr: exec's copying goroutine writes it
-// while read may take its text (the pipe closed before the browser's last
-// words), so both hold mu.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func (b *Browser) read() {
