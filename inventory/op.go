@@ -246,6 +246,10 @@ const (
 
 var codeNames = [...]string{"ok", "insufficient", "not_found", "invalid", "overflow", "mismatch", "expired", "cancelled", "confirmed"}
 
+// CodeCount is one past the highest Code: every code below it has a name
+// (Code.String), and a table indexed by Code has CodeCount entries.
+const CodeCount = Code(len(codeNames))
+
 func (c Code) String() string {
 	if int(c) < len(codeNames) {
 		return codeNames[c]

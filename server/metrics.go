@@ -33,17 +33,19 @@ const (
 
 var protocolNames = [protocolCount]string{"resp", "http"}
 
-// result is the result label of an op: an inventory.Code, or resultError
-// for an operational failure (the engine refused or failed).
+// result is the result label of an op: an inventory.Code by its name, or
+// resultError for an operational failure (the engine refused or failed).
+// Every code has a label of its own: the checkout's outcomes (expired,
+// cancelled, confirmed, mismatch) were once counted as errors.
 type result uint8
 
 const (
-	resultError result = 5
-	resultCount        = 6
+	resultError = result(inventory.CodeCount)
+	resultCount = resultError + 1
 )
 
 func resultOf(code inventory.Code) result {
-	if code > inventory.CodeOverflow {
+	if code >= inventory.CodeCount {
 		return resultError
 	}
 	return result(code)
@@ -234,7 +236,7 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 }
 
 var (
-	descOps       = desc("allot_ops_total", "Ops answered, by protocol, op and result (ok, insufficient, not_found, invalid, overflow, error).", "protocol", "op", "result")
+	descOps       = desc("allot_ops_total", "Ops answered, by protocol, op and result: the outcome's code (ok, insufficient, not_found, invalid, overflow, mismatch, expired, cancelled, confirmed), or error when the engine failed or refused.", "protocol", "op", "result")
 	descLatency   = desc("allot_op_duration_seconds", "Op latency inside the server, from the read of the request to the write of its reply.", "protocol", "op")
 	descStage     = desc("allot_stage_duration_seconds", "Time an op spends in each stage inside the server (see server/stage.go): the connection's stages once per round (a read and its replies), the engine's once per op.", "stage")
 	descPipeline  = desc("allot_resp_pipeline_commands", "Commands served per round on one connection (the pipeline depth seen by the server).")
