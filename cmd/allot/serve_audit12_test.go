@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"allot/internal/syncbuf"
 	"allot/server"
 	"allot/server/servertest"
 )
@@ -21,7 +22,7 @@ import (
 // serveChild is allot serve run as a child under a file limit.
 type serveChild struct {
 	cmd    *exec.Cmd
-	stderr *strings.Builder
+	stderr *syncbuf.Buffer // the scanner writes it while the test reads
 	lines  chan string
 	done   chan struct{} // closed once the child exited, with err set
 	err    error
@@ -38,14 +39,14 @@ func startServeLimited(t *testing.T, files int, env []string, args ...string) *s
 	cmd.Env = append(os.Environ(), env...)
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
-	c := &serveChild{cmd: cmd, stderr: &strings.Builder{}, lines: make(chan string, 1000), done: make(chan struct{})}
+	c := &serveChild{cmd: cmd, stderr: &syncbuf.Buffer{}, lines: make(chan string, 1000), done: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() {
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
-			c.stderr.WriteString(sc.Text() + "\n")
+			c.stderr.Write([]byte(sc.Text() + "\n"))
 			select {
 			case c.lines <- sc.Text():
 			default:
