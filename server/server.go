@@ -40,7 +40,6 @@ type Server struct {
 	closing  bool
 	connWG   sync.WaitGroup
 	nextID   int64
-	serveWG  sync.WaitGroup
 	shutdown chan struct{}
 
 	metrics metrics
