@@ -88,6 +88,12 @@ func (s *State) LoadHolds(b []byte) error {
 		if h.id, err = d.String(); err != nil {
 			return err
 		}
+		if bad := CheckID(h.id); bad != "" {
+			// No op could have made it, and none could name it: an
+			// expiry of it would be refused as invalid, and the engine
+			// stops at an expiry that changes nothing.
+			return fmt.Errorf("hold id %q %s", h.id, bad)
+		}
 		st, err := d.Byte()
 		if err != nil {
 			return err
