@@ -293,10 +293,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 // waitLoop waits for the RESP event loop, if any, to return, once every
 // connection is gone: nothing of the server runs after Shutdown, and the
-// loop's epoll set and eventfd are closed. The loop returns at its next
-// signal once it has no connection left (it never waits for a client or
-// the disk), so it is signalled once more: its last connection may have
-// closed outside a signal (TestAudit22ShutdownWaitsForTheLoop).
+// loop's epoll set and eventfd are closed
+// (TestAudit22ShutdownWaitsForTheLoop). The loop returns at a signal that
+// finds it with no connection left (it never waits for a client or the
+// disk); it is signalled once more, so that the wait never rests on a
+// signal having come after its last connection closed.
 func waitLoop(l *respLoop) {
 	if l == nil {
 		return
