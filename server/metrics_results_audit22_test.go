@@ -57,10 +57,7 @@ func TestAudit22CheckoutOutcomesAreNotErrors(t *testing.T) {
 	res, err = c.Confirm(ctx, "h3")
 	want("confirm h3, past its ttl", res, err, inventory.CodeExpired)
 
-	code, text := httpDo(t, "GET", "http://"+s.HTTPAddr()+"/metrics", "", "")
-	if code != 200 {
-		t.Fatalf("GET /metrics: %d", code)
-	}
+	text := getMetrics(t, s.HTTPAddr())
 	for _, line := range []string{
 		`allot_ops_total{op="hold",protocol="resp",result="ok"} 3`,
 		`allot_ops_total{op="hold",protocol="resp",result="mismatch"} 1`,

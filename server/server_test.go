@@ -125,6 +125,16 @@ func TestPipelineDepth(t *testing.T) {
 	}
 }
 
+// getMetrics returns the Prometheus text the server at httpAddr serves.
+func getMetrics(t *testing.T, httpAddr string) string {
+	t.Helper()
+	code, text := httpDo(t, "GET", "http://"+httpAddr+"/metrics", "", "")
+	if code != 200 {
+		t.Fatalf("GET /metrics: %d", code)
+	}
+	return text
+}
+
 func httpDo(t *testing.T, method, url, token, body string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
@@ -232,10 +242,7 @@ func TestMetrics(t *testing.T) {
 	httpDo(t, "POST", base+"/v1/capture", "", `{"sku":"s","condition":"c","source":"o","quantity":1}`)
 	httpDo(t, "POST", base+"/v1/capture", "", `{"sku":"s","condition":"c","source":"o","quantity":"1"}`)
 
-	code, text := httpDo(t, "GET", base+"/metrics", "", "")
-	if code != 200 {
-		t.Fatalf("GET /metrics: %d", code)
-	}
+	text := getMetrics(t, s.HTTPAddr())
 	sample := regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-zA-Z_][a-zA-Z0-9_]*="[^"]*"(,[a-zA-Z_][a-zA-Z0-9_]*="[^"]*")*\})? ([0-9.e+-]+|NaN|[+-]Inf)$`)
 	for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
 		if strings.HasPrefix(l, "# HELP ") || strings.HasPrefix(l, "# TYPE ") {
