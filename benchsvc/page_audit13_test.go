@@ -1,11 +1,8 @@
 package benchsvc
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -64,10 +61,10 @@ func TestPageReconnectsEventStreamAudit13(t *testing.T) {
 	node := nodeOrSkip(t)
 	s, _, _ := newTestService(t, Config{EventInterval: 50 * time.Millisecond})
 	var mu sync.Mutex
-	var lastIDs []string // the Last-Event-ID of each events request
 	polls := 0
+	var events eventsRecorder
 	h := s.Handler()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	page, final := runLivePage(t, node, s, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/v1/runs/") && strings.Count(r.URL.Path, "/") == 3 {
 			mu.Lock()
 			polls++
@@ -78,27 +75,12 @@ func TestPageReconnectsEventStreamAudit13(t *testing.T) {
 				return
 			}
 		}
-		if strings.HasSuffix(r.URL.Path, "/events") {
-			mu.Lock()
-			lastIDs = append(lastIDs, r.Header.Get("Last-Event-ID"))
-			first := len(lastIDs) == 1
-			mu.Unlock()
-			if first {
-				w = &cutStream{ResponseWriter: w, samples: 10}
-			}
-		}
+		w = events.wrap(w, r, func(w http.ResponseWriter) http.ResponseWriter {
+			return &cutStream{ResponseWriter: w, samples: 10}
+		})
 		h.ServeHTTP(w, r)
 	}))
-	defer srv.Close()
-	rec, err := s.Submit(json.RawMessage(`{}`), []string{"--duration=3s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := runPageHarness(t, node, srv.URL)
-	final := waitState(t, s, rec.ID)
-	mu.Lock()
-	ids := slices.Clone(lastIDs)
-	mu.Unlock()
+	ids, _ := events.seen()
 	if page.Error != "" {
 		t.Fatalf("%s (page status %q, events requests with Last-Event-ID %q)", page.Error, page.Status, ids)
 	}

@@ -1,11 +1,7 @@
 package benchsvc
 
 import (
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
-	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,36 +18,22 @@ func TestAudit21PageCatchesUpAtOnce(t *testing.T) {
 	node := nodeOrSkip(t)
 	s, _, _ := newTestService(t, Config{EventInterval: 50 * time.Millisecond})
 	var mu sync.Mutex
-	var lastIDs []string  // the Last-Event-ID of each events request
-	var asked []time.Time // when each events request came
-	var ended time.Time   // when the first stream ended behind
+	var ended time.Time // when the first stream ended behind
+	var events eventsRecorder
 	h := s.Handler()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/events") {
-			mu.Lock()
-			lastIDs = append(lastIDs, r.Header.Get("Last-Event-ID"))
-			asked = append(asked, time.Now())
-			first := len(lastIDs) == 1
-			mu.Unlock()
-			if first {
-				w = &cutStream{ResponseWriter: w, samples: 10, behind: func() {
-					mu.Lock()
-					ended = time.Now()
-					mu.Unlock()
-				}}
-			}
-		}
+	page, final := runLivePage(t, node, s, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w = events.wrap(w, r, func(w http.ResponseWriter) http.ResponseWriter {
+			return &cutStream{ResponseWriter: w, samples: 10, behind: func() {
+				mu.Lock()
+				ended = time.Now()
+				mu.Unlock()
+			}}
+		})
 		h.ServeHTTP(w, r)
 	}))
-	defer srv.Close()
-	rec, err := s.Submit(json.RawMessage(`{}`), []string{"--duration=3s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := runPageHarness(t, node, srv.URL)
-	final := waitState(t, s, rec.ID)
+	ids, times := events.seen()
 	mu.Lock()
-	ids, times, end := slices.Clone(lastIDs), slices.Clone(asked), ended
+	end := ended
 	mu.Unlock()
 	if page.Error != "" {
 		t.Fatalf("%s (page status %q, events requests with Last-Event-ID %q)", page.Error, page.Status, ids)
