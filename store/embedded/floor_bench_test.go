@@ -2,9 +2,11 @@ package embedded_test
 
 import (
 	"context"
+	"encoding/binary"
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -36,7 +38,11 @@ import (
 //     "reuse" writes the same 16 MiB mapping again and again, its pages
 //     resident and writable after the first lap: no page is ever
 //     prepared, which no journal can do (a lap overwrites acknowledged
-//     ops), the floor of the floor.
+//     ops), the floor of the floor;
+//   - floor=dense: the pages of "falloc" and a record of 12 bytes in all
+//     (a CRC, an op counter, the kind and the quantity): fewer bytes than
+//     any op's identity takes (a group is three strings): a record
+//     format could hardly be smaller, and no journal of this kind cheaper.
 //
 // Read it as: write mode at 90% of the memory store (issue 14) leaves an
 // op memory_ns/0.9 - memory_ns for everything the journal and the engine
@@ -56,15 +62,20 @@ func BenchmarkOneWorkerSeed(b *testing.B) {
 			})
 		})
 	}
-	for _, pages := range []string{"falloc", "zeros", "reuse"} {
-		b.Run("floor="+pages, func(b *testing.B) {
+	for _, variant := range []string{"falloc", "zeros", "reuse", "dense"} {
+		b.Run("floor="+variant, func(b *testing.B) {
 			ctx := context.Background()
 			w := seedWorkload(b)
 			st, se := openLoaded(b, "memory", w)
 			defer st.Close()
+			pages := variant
+			if variant == "dense" {
+				pages = "falloc"
+			}
 			seg := newFloorSegment(b, pages)
 			defer seg.close()
 			buf := make([]byte, 4, 64) // the CRC, then the op
+			var count uint32
 			// One op reused: AppendOp's encoder is called through its
 			// descriptor, so an op declared per call would escape to the
 			// heap, an allocation per op no journal makes.
@@ -74,12 +85,21 @@ func BenchmarkOneWorkerSeed(b *testing.B) {
 				var err error
 				if op.Kind == inventory.KindCapture {
 					res, err = se.Capture(ctx, op.Key.Group(), op.N, lines)
-					*o = inventory.Capture(op.Key.Group(), op.N)
 				} else {
 					res, err = se.Release(ctx, op.Key, op.N)
-					*o = inventory.Release(op.Key, op.N)
 				}
-				buf = inventory.AppendOp(buf[:4], o)
+				switch {
+				case variant == "dense":
+					count++
+					buf = binary.LittleEndian.AppendUint32(buf[:4], count)
+					buf = binary.LittleEndian.AppendUint32(buf, uint32(op.N)|uint32(op.Kind)<<24)
+				case op.Kind == inventory.KindCapture:
+					*o = inventory.Capture(op.Key.Group(), op.N)
+					buf = inventory.AppendOp(buf[:4], o)
+				default:
+					*o = inventory.Release(op.Key, op.N)
+					buf = inventory.AppendOp(buf[:4], o)
+				}
 				crc := crc32.Checksum(buf[4:], castagnoli)
 				buf[0], buf[1], buf[2], buf[3] = byte(crc), byte(crc>>8), byte(crc>>16), byte(crc>>24)
 				seg.append(b, buf)
@@ -209,4 +229,99 @@ func (s *floorSegment) close() {
 	s.f.Close()
 	os.Remove(s.f.Name())
 	s.f, s.mapped = nil, nil
+}
+
+// BenchmarkParallelSeedFloor is BenchmarkOneWorkerSeed's floors in the
+// shape of the target itself (BenchmarkParallelSeed: parallelWorkers
+// closed-loop sessions on one store): the memory store's sessions, each
+// op followed, under one lock shared by every session, by the least a
+// write-mode journal does before it returns (the record encoded, its
+// CRC-32C, the copy into a mapped segment whose pages are had as
+// "falloc" has them). Variants: "lock" takes the shared lock around the
+// op and writes nothing (what the lock alone costs beside
+// store=memory); "ops" writes the op in the journal's format
+// (inventory.AppendOp); "dense" a 12-byte record. Read memory's ns/op over
+// a variant's as the bench's embedded / memory ratio that a journal
+// doing only that could reach at 16 workers.
+func BenchmarkParallelSeedFloor(b *testing.B) {
+	b.Run("store=memory", func(b *testing.B) { benchParallelSeed(b, "memory", store.DurabilityWrite) })
+	for _, variant := range []string{"lock", "ops", "dense"} {
+		b.Run("floor="+variant, func(b *testing.B) {
+			w := seedWorkload(b)
+			st := openSeeded(b, "memory", store.DurabilityWrite, w)
+			defer st.Close()
+			j := &floorJournal{variant: variant, seg: newFloorSegment(b, "falloc"), b: b}
+			defer j.seg.close()
+			sessions := make([]store.Session, parallelWorkers)
+			for i := range sessions {
+				se, err := st.Session(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer se.Close()
+				sessions[i] = &floorSession{Session: se, j: j}
+			}
+			runParallelSeed(b, w, sessions)
+		})
+	}
+}
+
+// floorJournal is the least journal of BenchmarkParallelSeedFloor: one
+// lock, one record buffer, one mapped segment.
+type floorJournal struct {
+	mu      sync.Mutex
+	variant string
+	seg     *floorSegment
+	b       *testing.B
+	buf     []byte
+	op      inventory.Op
+	count   uint32
+}
+
+// floorSession runs each op of its memory store session under the
+// journal's lock and then records it.
+type floorSession struct {
+	store.Session
+	j *floorJournal
+}
+
+func (s *floorSession) Capture(ctx context.Context, g inventory.GroupKey, n int64, lines []inventory.Line) (inventory.Result, error) {
+	s.j.mu.Lock()
+	defer s.j.mu.Unlock()
+	res, err := s.Session.Capture(ctx, g, n, lines)
+	if s.j.variant == "ops" {
+		s.j.op = inventory.Capture(g, n)
+	}
+	s.j.record(inventory.KindCapture, n)
+	return res, err
+}
+
+func (s *floorSession) Release(ctx context.Context, k inventory.RowKey, n int64) (inventory.Result, error) {
+	s.j.mu.Lock()
+	defer s.j.mu.Unlock()
+	res, err := s.Session.Release(ctx, k, n)
+	if s.j.variant == "ops" {
+		s.j.op = inventory.Release(k, n)
+	}
+	s.j.record(inventory.KindRelease, n)
+	return res, err
+}
+
+// record writes the op last set (ops) or a 12-byte record of it (dense)
+// to the segment, under the lock; nothing for "lock".
+func (j *floorJournal) record(kind inventory.Kind, n int64) {
+	switch j.variant {
+	case "lock":
+		return
+	case "dense":
+		j.count++
+		j.buf = binary.LittleEndian.AppendUint32(j.buf[:0], 0)
+		j.buf = binary.LittleEndian.AppendUint32(j.buf, j.count)
+		j.buf = binary.LittleEndian.AppendUint32(j.buf, uint32(n)|uint32(kind)<<24)
+	default:
+		j.buf = inventory.AppendOp(append(j.buf[:0], 0, 0, 0, 0), &j.op)
+	}
+	crc := crc32.Checksum(j.buf[4:], castagnoli)
+	binary.LittleEndian.PutUint32(j.buf, crc)
+	j.seg.append(j.b, j.buf)
 }
