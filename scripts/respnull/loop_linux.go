@@ -26,6 +26,12 @@ type loop struct {
 	epfd  int
 	wake  int // an eventfd: close() writes it to stop run
 	conns map[int32]*conn
+	// With a journal (-sync): the connections answered in this round,
+	// whose replies wait for its commit, and whether the round answered
+	// a command other than PING (a write to make durable).
+	journal *journal
+	pending []*conn
+	dirty   bool
 }
 
 type conn struct {
@@ -36,6 +42,9 @@ type conn struct {
 	out  []byte
 	sent int  // bytes of out already written
 	hold bool // out is not drained: wait for EPOLLOUT, read nothing
+	// queued: the connection is in loop.pending (its replies wait for the
+	// round's commit).
+	queued bool
 }
 
 func newLoop(ln *net.TCPListener) (*loop, error) {
@@ -87,7 +96,34 @@ func (l *loop) run() error {
 				}
 			}
 		}
+		if err := l.commit(); err != nil {
+			return err
+		}
 	}
+}
+
+// commit ends a round with a journal: one record and one fdatasync when
+// the round answered a write, then every reply of the round. Without a
+// journal, replies went out as they were made.
+func (l *loop) commit() error {
+	if l.journal == nil || len(l.pending) == 0 {
+		return nil
+	}
+	if l.dirty {
+		if err := l.journal.commit(); err != nil {
+			return err
+		}
+		l.dirty = false
+	}
+	for i, c := range l.pending {
+		c.queued = false
+		if c.fd >= 0 {
+			l.flush(c)
+		}
+		l.pending[i] = nil
+	}
+	l.pending = l.pending[:0]
+	return nil
 }
 
 func (l *loop) accept() {
@@ -152,10 +188,20 @@ func (l *loop) serve(c *conn) {
 			}
 			continue
 		}
-		c.out = reply(c.out, args)
+		var write bool
+		c.out, write = reply(c.out, args)
+		l.dirty = l.dirty || write
 	}
 	c.n = copy(c.in, c.in[start:c.n])
 	if fatal {
+		if l.journal != nil && l.dirty {
+			// The replies before the bad frame are answers to writes.
+			if err := l.journal.commit(); err != nil {
+				l.drop(c)
+				return
+			}
+			l.dirty = false
+		}
 		l.flush(c)
 		l.drop(c)
 		return
@@ -163,6 +209,13 @@ func (l *loop) serve(c *conn) {
 	if c.n == len(c.in) {
 		// The decoder bounds an incomplete command below the buffer.
 		panic("respnull: read buffer full of an incomplete command")
+	}
+	if l.journal != nil {
+		if !c.queued && len(c.out) > c.sent {
+			c.queued = true
+			l.pending = append(l.pending, c)
+		}
+		return
 	}
 	l.flush(c)
 }
@@ -195,13 +248,14 @@ func (l *loop) flush(c *conn) bool {
 	return true
 }
 
-// reply is respnull's whole command set.
-func reply(b []byte, args [][]byte) []byte {
+// reply is respnull's whole command set. write says the command is one
+// a journal makes durable (anything but PING).
+func reply(b []byte, args [][]byte) (out []byte, write bool) {
 	if resp.Lookup(args[0]) == resp.NamePing {
 		if len(args) == 2 {
-			return resp.AppendBulkBytes(b, args[1])
+			return resp.AppendBulkBytes(b, args[1]), false
 		}
-		return resp.AppendSimple(b, "PONG")
+		return resp.AppendSimple(b, "PONG"), false
 	}
-	return resp.AppendOK(b)
+	return resp.AppendOK(b), true
 }

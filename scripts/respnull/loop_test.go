@@ -5,14 +5,26 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"io"
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
 func start(t *testing.T) string {
+	t.Helper()
+	addr, _, _ := startLoop(t, false)
+	return addr
+}
+
+// startLoop starts a loop (with a journal in a temporary file when
+// journaled) and returns its address, the loop and run's result. At the
+// end of the test a loop still running is closed and must stop cleanly;
+// one that stopped on its own was the test's to check.
+func startLoop(t *testing.T, journaled bool) (string, *loop, <-chan error) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -22,15 +34,34 @@ func start(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if journaled {
+		if l.journal, err = openJournal(filepath.Join(t.TempDir(), "journal")); err != nil {
+			t.Fatal(err)
+		}
+	}
 	errs := make(chan error, 1)
-	go func() { errs <- l.run() }()
+	done := make(chan struct{})
+	var result error
+	go func() {
+		result = l.run()
+		close(done)
+		errs <- result
+	}()
 	t.Cleanup(func() {
-		l.close()
-		if err := <-errs; err != nil {
-			t.Error(err)
+		select {
+		case <-done: // run returned and closed its descriptors
+		default:
+			l.close()
+			<-done
+			if result != nil {
+				t.Error(result)
+			}
+		}
+		if l.journal != nil {
+			l.journal.close()
 		}
 	})
-	return ln.Addr().String()
+	return ln.Addr().String(), l, errs
 }
 
 func dial(t *testing.T, addr string) net.Conn {
@@ -134,5 +165,63 @@ func TestManyConnections(t *testing.T) {
 			t.Fatalf("got %q, %v", got, err)
 		}
 		nc.Close()
+	}
+}
+
+// record reads the journal's record i (0 when never written).
+func record(t *testing.T, j *journal, i int) uint64 {
+	t.Helper()
+	var b [8]byte
+	if _, err := j.f.ReadAt(b[:], int64(8*i)); err != nil {
+		t.Fatal(err)
+	}
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+// TestJournalCommitsWritesOnly: with -sync, a PING is answered without a
+// commit, and a write's reply comes once its round's record is written.
+func TestJournalCommitsWritesOnly(t *testing.T) {
+	addr, l, _ := startLoop(t, true)
+	j := l.journal
+	nc := dial(t, addr)
+	got := make([]byte, 7)
+	io.WriteString(nc, "PING\r\n")
+	if _, err := io.ReadFull(nc, got); err != nil || string(got) != "+PONG\r\n" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	if n := record(t, j, 0); n != 0 {
+		t.Fatalf("a PING made record %d", n)
+	}
+	for i := 1; i <= 3; i++ {
+		io.WriteString(nc, "SET x 1\r\n")
+		got = got[:5]
+		if _, err := io.ReadFull(nc, got); err != nil || string(got) != "+OK\r\n" {
+			t.Fatalf("write %d: got %q, %v", i, got, err)
+		}
+		if n := record(t, j, i-1); n != uint64(i) {
+			t.Fatalf("after write %d's reply the journal's record %d holds %d", i, i-1, n)
+		}
+	}
+}
+
+// TestJournalFailureSendsNoReply: a write whose commit fails is never
+// answered, and the server stops with the error (the replies wait for the
+// commit: a server that sent them first would answer +OK here).
+func TestJournalFailureSendsNoReply(t *testing.T) {
+	addr, l, errs := startLoop(t, true)
+	nc := dial(t, addr)
+	l.journal.f.Close() // the next commit's write fails
+	io.WriteString(nc, "SET x 1\r\n")
+	select {
+	case err := <-errs:
+		if err == nil || !strings.Contains(err.Error(), "journal write") {
+			t.Fatalf("run returned %v, want the journal's write error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("run did not stop on a failed commit")
+	}
+	nc.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if b, _ := io.ReadAll(nc); len(b) > 0 {
+		t.Fatalf("a write whose commit failed was answered %q", b)
 	}
 }
