@@ -181,11 +181,16 @@ func (m *metrics) init(e *engine.Engine) {
 // the shared counters see one add per distinct (kind, result).
 type opTally struct {
 	counts [kindSlots][resultCount]uint32
-	// kinds has bit k set when counts[k] holds a count: flush looks at
+	// kinds has bit k set when counts[k] holds a count: count looks at
 	// those rows only. Scanning every row (192 counts, for the one kind a
 	// pipeline of captures touches) made a round of 16 captures' tally
 	// and flush 215 ns instead of 32.
 	kinds uint32
+	// counted[k] is how many ops of kind slot k count added to the
+	// shared counters whose latency flush has not observed yet; timed has
+	// bit k set when counted[k] is not 0.
+	counted [kindSlots]uint32
+	timed   uint32
 }
 
 // opTally.kinds has a bit per kind slot.
@@ -197,20 +202,38 @@ func (t *opTally) add(k inventory.Kind, r result) {
 	t.kinds |= 1 << s
 }
 
-// flush adds the tally to m with latency d for every op in it, and clears it.
-func (m *metrics) flush(p protocol, t *opTally, d time.Duration) {
+// count adds the tally's outcomes to m's op counters and keeps how many
+// ops of each kind it added, for flush. A connection counts its ops
+// before it writes their replies, so that a client that got a reply and
+// then reads /metrics finds its op counted: adding them after the write,
+// as flush alone did, left a window where it did not
+// (TestAudit23OpCountedBeforeItsReply).
+func (m *metrics) count(p protocol, t *opTally) {
 	for t.kinds != 0 {
 		k := bits.TrailingZeros32(t.kinds)
 		t.kinds &^= 1 << k
-		var n uint64
+		var n uint32
 		for r, c := range t.counts[k] {
 			if c != 0 {
 				m.ops[p][k][r].Add(uint64(c))
-				n += uint64(c)
+				n += c
 				t.counts[k][r] = 0
 			}
 		}
-		m.latency[p][k].observeN(latencyBounds, d, n)
+		t.counted[k] += n
+		t.timed |= 1 << k
+	}
+}
+
+// flush counts what count has not, observes latency d for every op
+// counted since the last flush, and clears the tally.
+func (m *metrics) flush(p protocol, t *opTally, d time.Duration) {
+	m.count(p, t)
+	for t.timed != 0 {
+		k := bits.TrailingZeros32(t.timed)
+		t.timed &^= 1 << k
+		m.latency[p][k].observeN(latencyBounds, d, uint64(t.counted[k]))
+		t.counted[k] = 0
 	}
 }
 

@@ -597,6 +597,8 @@ func (c *respConn) encodeReplies() {
 	if i == len(c.slots) {
 		c.readyAt = now()
 	}
+	// Counted before the caller writes them (metrics.count).
+	c.s.metrics.count(protocolRESP, &c.tally)
 }
 
 // recycle takes back a request whose reply is encoded (or that was never

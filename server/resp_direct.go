@@ -94,6 +94,7 @@ func (c *respConn) replyDirect(r *engine.Request) {
 		d.out = resp.AppendResult(d.out, &r.Op, &r.Result)
 		d.tally.add(d.kind, resultOf(r.Result.Code))
 	}
+	c.s.metrics.count(protocolRESP, &d.tally) // before the client can see the reply
 	n, err := directWrite(c, d.out)
 	if err == nil && n < len(d.out) {
 		rest := d.out[n:]
