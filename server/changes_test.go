@@ -47,13 +47,8 @@ func rawRESP(t *testing.T, addr string, args ...string) string {
 // Over the wire: CHANGES from 0 rebuilds the server's rows, holds and
 // expiries included; the same events arrive over SSE.
 func TestChangesOverTheWire(t *testing.T) {
-	s := servertest.Start(t, servertest.Options{Durability: engine.DurabilityFsync})
+	s, cl := fsyncServerClient(t)
 	ctx := context.Background()
-	cl, err := client.New(client.Config{Addr: s.RESPAddr()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
 	row := func(w string) inventory.RowKey {
 		return inventory.RowKey{SKU: "sku1", Warehouse: w, Condition: "new", Source: "own"}
 	}

@@ -6,10 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"allot/client"
-	"allot/engine"
 	"allot/inventory"
-	"allot/server/servertest"
 )
 
 // The checkout's outcomes are results of their own on /metrics, not
@@ -18,12 +15,7 @@ import (
 // counted as result="error" (the label of an engine that failed or
 // refused), since the result labels stopped at the first five codes.
 func TestAudit22CheckoutOutcomesAreNotErrors(t *testing.T) {
-	s := servertest.Start(t, servertest.Options{Durability: engine.DurabilityFsync})
-	c, err := client.New(client.Config{Addr: s.RESPAddr()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	s, c := fsyncServerClient(t)
 	ctx := context.Background()
 	row := inventory.RowKey{SKU: "s", Warehouse: "w", Condition: "c", Source: "o"}
 	if _, err := c.Stock(ctx, row, 10, 1); err != nil {

@@ -222,15 +222,23 @@ func TestOpenAPI(t *testing.T) {
 	}
 }
 
-// TestMetrics checks the Prometheus text: the format of every line, and
-// counters that follow the ops sent over both protocols.
-func TestMetrics(t *testing.T) {
+// fsyncServerClient starts a server in fsync mode and a client of its RESP
+// address, closed when the test ends.
+func fsyncServerClient(t *testing.T) (*servertest.Server, *client.Client) {
+	t.Helper()
 	s := servertest.Start(t, servertest.Options{Durability: engine.DurabilityFsync})
 	c, err := client.New(client.Config{Addr: s.RESPAddr()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { c.Close() })
+	return s, c
+}
+
+// TestMetrics checks the Prometheus text: the format of every line, and
+// counters that follow the ops sent over both protocols.
+func TestMetrics(t *testing.T) {
+	s, c := fsyncServerClient(t)
 	ctx := context.Background()
 	row := inventory.RowKey{SKU: "s", Warehouse: "w", Condition: "c", Source: "o"}
 	c.Stock(ctx, row, 3, 1)
